@@ -1,0 +1,259 @@
+# shellcheck shell=bash
+# The Soft-RoCE test bed's virtual machines, shared by scripts/rxe-run and
+# scripts/rxe-pair.  Source it from bash after setting BED_PROG.
+#
+# A bed VM is Debian's stock amd64 kernel under QEMU's TCG accelerator, with a
+# busybox initramfs (scripts/lib/guest-init) that mounts the host's root
+# filesystem read-only over virtio-9p, brings up an rxe device and runs one
+# command in a chroot of it.  The kernel is fetched with `apt-get download`
+# and unpacked into a cache directory, never installed.  Kernel and initramfs
+# are rebuilt only when their inputs change.
+#
+# Environment (all optional):
+#   RXE_TIMEOUT     seconds the whole run may take (default 600)
+#   RXE_VM_MEM      memory of each VM (default 2G)
+#   RXE_VM_CPUS     virtual CPUs of each VM (default 2)
+#   RXE_BED_CACHE   cache directory (default ~/.cache/rdma-lab3-bed)
+#   RXE_KERNEL_PKG  kernel package to use (default: what linux-image-amd64
+#                   depends on)
+
+BED_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+BED_CACHE=${RXE_BED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdma-lab3-bed}
+BED_TIMEOUT=${RXE_TIMEOUT:-600}
+BED_MEM=${RXE_VM_MEM:-2G}
+BED_CPUS=${RXE_VM_CPUS:-2}
+
+# Exit statuses of the bed itself, as timeout(1) and env(1) use them.
+BED_EXIT_TIMEOUT=124
+BED_EXIT_FAILURE=125
+
+# The modules the guest loads; modprobe adds their dependencies in order.
+BED_MODULES="virtio_pci virtio_console virtio_net 9pnet_virtio 9p \
+crc32_generic rdma_rxe rdma_ucm dummy"
+
+bed_die() {
+	echo "$BED_PROG: $*" >&2
+	exit "$BED_EXIT_FAILURE"
+}
+
+# bed_kernel_package: print the name of the kernel package to use.
+bed_kernel_package() {
+	if [ -n "${RXE_KERNEL_PKG:-}" ]; then
+		echo "$RXE_KERNEL_PKG"
+		return
+	fi
+	apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n 1
+}
+
+# bed_fetch_kernel PKG VERSION DIR: download PKG, unpack its kernel image into
+# DIR and copy the modules the guest needs, in load order, into DIR/modules.
+bed_fetch_kernel() {
+	local pkg=$1 version=$2 dir=$3 tmp deb kver module
+	local -a apt_opts=(-q)
+
+	tmp=$(mktemp -d "$BED_CACHE/fetch.XXXXXX") || return 1
+	[ "$(id -u)" -eq 0 ] && apt_opts+=(-o APT::Sandbox::User=root)
+	echo "$BED_PROG: fetching $pkg $version (once; cached in $BED_CACHE)" >&2
+	if ! (cd "$tmp" && apt-get "${apt_opts[@]}" download "$pkg=$version" \
+		>/dev/null); then
+		rm -rf "$tmp"
+		echo "$BED_PROG: apt-get download $pkg=$version failed" >&2
+		return 1
+	fi
+	deb=$(echo "$tmp"/*.deb)
+	mkdir -p "$tmp/root" "$dir.new/modules"
+	dpkg-deb --fsys-tarfile "$deb" |
+		tar -x -C "$tmp/root" --wildcards './boot/vmlinuz-*' './lib/modules/*'
+	kver=$(basename "$tmp"/root/lib/modules/*)
+	cp "$tmp/root/boot/vmlinuz-$kver" "$dir.new/vmlinuz"
+	depmod -b "$tmp/root" "$kver"
+	# -C /dev/null: the host's modprobe.d must not change what the guest loads.
+	for module in $BED_MODULES; do
+		modprobe -C /dev/null -d "$tmp/root" -S "$kver" --show-depends "$module"
+	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' |
+		while read -r path; do
+			cp "$path" "$dir.new/modules/"
+			module=$(basename "$path")
+			# No dummy0: the guest names its own dummy device.
+			[ "$module" = dummy.ko ] && module="$module numdummies=0"
+			echo "$module" >>"$dir.new/modules/order"
+		done
+	echo "$kver" >"$dir.new/kernel-version"
+	rm -rf "$tmp" "$dir"
+	mv "$dir.new" "$dir"
+}
+
+# bed_build_initramfs KDIR OUT: write the initramfs (an uncompressed newc
+# cpio archive, which the kernel unpacks faster than a compressed one).
+bed_build_initramfs() {
+	local kdir=$1 out=$2 stage
+
+	stage=$(mktemp -d "$BED_CACHE/initramfs.XXXXXX") || return 1
+	mkdir -p "$stage"/{bin,dev,proc,sys,root,share,hosttmp}
+	cp /bin/busybox "$stage/bin/busybox"
+	cp "$BED_DIR/scripts/lib/guest-init" "$stage/init"
+	chmod 755 "$stage/init"
+	cp -r "$kdir/modules" "$stage/modules"
+	(cd "$stage" && find . -print0 | cpio --null -o -H newc --quiet) \
+		>"$out.new" || {
+		rm -rf "$stage"
+		return 1
+	}
+	rm -rf "$stage"
+	mv "$out.new" "$out"
+}
+
+# bed_prepare: make sure a kernel and an initramfs are in the cache, and set
+# BED_KERNEL and BED_INITRD to them.
+bed_prepare() {
+	local pkg version kdir key
+
+	for tool in qemu-system-x86_64 cpio depmod modprobe apt-get dpkg-deb; do
+		command -v "$tool" >/dev/null ||
+			bed_die "$tool not found; run scripts/install-deps"
+	done
+	[ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 ||
+		bed_die "/bin/busybox is missing or not static; run scripts/install-deps"
+	mkdir -p "$BED_CACHE" || bed_die "cannot create $BED_CACHE"
+	exec 9>"$BED_CACHE/lock"
+	flock 9
+
+	pkg=$(bed_kernel_package)
+	[ -n "$pkg" ] || bed_die "cannot tell which kernel package linux-image-amd64 \
+needs; run 'apt-get update' or set RXE_KERNEL_PKG"
+	version=$(apt-cache policy "$pkg" 2>/dev/null |
+		sed -n 's/^ *Candidate: //p')
+	if [ -z "$version" ] || [ "$version" = "(none)" ]; then
+		bed_die "kernel package $pkg is not available from apt"
+	fi
+	kdir="$BED_CACHE/kernel-${pkg}_$version"
+	if [ ! -f "$kdir/modules/order" ]; then
+		bed_fetch_kernel "$pkg" "$version" "$kdir" ||
+			bed_die "cannot prepare the kernel $pkg $version"
+	fi
+
+	key=$(cat "$BED_DIR/scripts/lib/guest-init" /bin/busybox \
+		"$kdir/modules/order" "$kdir/kernel-version" | sha256sum)
+	BED_INITRD="$kdir/initramfs-${key:0:16}.cpio"
+	if [ ! -f "$BED_INITRD" ]; then
+		rm -f "$kdir"/initramfs-*.cpio
+		bed_build_initramfs "$kdir" "$BED_INITRD" ||
+			bed_die "cannot build the initramfs"
+	fi
+	BED_KERNEL="$kdir/vmlinuz"
+	flock -u 9
+	exec 9>&-
+}
+
+# bed_export_env FILE: save the caller's exported environment, so that the
+# command sees it in the VM too.  The bed's own variables are set after it.
+bed_export_env() {
+	export -p | grep -Ev '^declare -x (BASH_[A-Z_]*|SHLVL|PWD|OLDPWD|_|RXE_(ADDR|DEV|PEER_ADDR|SHARE))(=|$)' \
+		>"$1"
+}
+
+# bed_write_cmd RUN NAME ADDR PEER CMD...: write RUN/share/NAME.cmd, the
+# script that the guest runs: the caller's environment, the bed's
+# variables, then CMD from the repository root.
+bed_write_cmd() {
+	local run=$1 name=$2 addr=$3 peer=$4
+	shift 4
+	{
+		echo "# Written by $BED_PROG: the command and environment to run."
+		echo ". /tmp/rxe-share/env"
+		printf 'export RXE_ADDR=%q RXE_DEV=rxe0 RXE_SHARE=/tmp/rxe-share\n' \
+			"${addr%/*}"
+		[ -n "$peer" ] && printf 'export RXE_PEER_ADDR=%q\n' "$peer"
+		printf 'cd -- %q || exit %d\n' "$PWD" "$BED_EXIT_FAILURE"
+		printf 'exec'
+		printf ' %q' "$@"
+		printf '\n'
+	} >"$run/share/$name.cmd"
+	echo "$PWD" >"$run/share/$name.dir"
+}
+
+# bed_start_vm RUN NAME NET ADDR PREFIX [QEMU ARGS...]: boot one VM in the
+# background and set BED_PID to its timeout(1) process.  NET is "dummy" or
+# "eth0".  The guest's stdout and stderr are streamed to ours, each line
+# prefixed with PREFIX (which may be empty).
+bed_start_vm() {
+	local run=$1 name=$2 net=$3 addr=$4 prefix=$5 stream fd
+	shift 5
+
+	for stream in out err; do
+		mkfifo "$run/$name.$stream"
+		fd=1
+		[ "$stream" = err ] && fd=2
+		if [ -n "$prefix" ]; then
+			sed -u "s/^/$prefix/" <"$run/$name.$stream" >&"$fd" &
+		else
+			cat <"$run/$name.$stream" >&"$fd" &
+		fi
+		BED_STREAM_PIDS+=("$!")
+	done
+	# Hold the write ends open: the readers cannot see end-of-file before
+	# QEMU has opened them, and cannot block forever if QEMU never does.
+	exec {BED_OUT_FD}>"$run/$name.out" {BED_ERR_FD}>"$run/$name.err"
+	BED_HELD_FDS+=("$BED_OUT_FD" "$BED_ERR_FD")
+
+	timeout --kill-after=5 "$BED_TIMEOUT" qemu-system-x86_64 \
+		-nodefaults -no-user-config -display none -no-reboot \
+		-machine pc -accel tcg -cpu max -smp "$BED_CPUS" -m "$BED_MEM" \
+		-kernel "$BED_KERNEL" -initrd "$BED_INITRD" \
+		-append "console=ttyS0 quiet panic=-1 rxebed.name=$name rxebed.net=$net rxebed.addr=$addr" \
+		-serial "file:$run/$name.console" \
+		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+		-virtfs "local,path=$run/share,mount_tag=bedshare,security_model=none,multidevs=remap" \
+		-device virtio-serial-pci,id=vser \
+		-chardev "file,id=out,path=$run/$name.out" \
+		-device virtserialport,bus=vser.0,chardev=out,name=stdout \
+		-chardev "file,id=err,path=$run/$name.err" \
+		-device virtserialport,bus=vser.0,chardev=err,name=stderr \
+		"$@" </dev/null >"$run/$name.qemu.log" 2>&1 &
+	BED_PID=$!
+}
+
+# bed_finish_streams: close our write ends and wait until every line the
+# guests wrote has been copied out.
+bed_finish_streams() {
+	local fd pid
+	for fd in "${BED_HELD_FDS[@]}"; do
+		exec {fd}>&-
+	done
+	BED_HELD_FDS=()
+	for pid in "${BED_STREAM_PIDS[@]}"; do
+		wait "$pid" 2>/dev/null
+	done
+	BED_STREAM_PIDS=()
+}
+
+# bed_vm_status RUN NAME QEMU_STATUS: print the exit status of NAME's command,
+# or explain on stderr why there is none and print the bed's own status.
+bed_vm_status() {
+	local run=$1 name=$2 qemu_status=$3 label=$4
+	if [ -s "$run/share/$name.status" ]; then
+		cat "$run/share/$name.status"
+		return
+	fi
+	if [ "$qemu_status" -eq 124 ] || [ "$qemu_status" -eq 137 ]; then
+		echo "$BED_PROG: ${label}timed out after ${BED_TIMEOUT}s; the VM was killed" >&2
+		echo "$BED_EXIT_TIMEOUT"
+		return
+	fi
+	echo "$BED_PROG: ${label}the VM stopped without running the command (QEMU status $qemu_status)" >&2
+	tail -n 5 "$run/$name.qemu.log" "$run/$name.console" 2>/dev/null |
+		sed "s/^/$BED_PROG: /" >&2
+	echo "$BED_EXIT_FAILURE"
+}
+
+# bed_new_run: create the run directory (removed on exit) and save the
+# environment into its shared directory.
+bed_new_run() {
+	BED_RUN=$(mktemp -d "${TMPDIR:-/tmp}/rxe-bed.XXXXXX") ||
+		bed_die "cannot create a run directory"
+	mkdir "$BED_RUN/share"
+	BED_STREAM_PIDS=()
+	BED_HELD_FDS=()
+	bed_export_env "$BED_RUN/share/env"
+}
