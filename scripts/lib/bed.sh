@@ -120,6 +120,11 @@ bed_prepare() {
 	flock 9
 
 	pkg=$(bed_kernel_package)
+	if [ -z "$pkg" ] && [ "$(id -u)" -eq 0 ]; then
+		# A fresh machine may have no package lists yet.
+		apt-get update -q >/dev/null 2>&1
+		pkg=$(bed_kernel_package)
+	fi
 	[ -n "$pkg" ] || bed_die "cannot tell which kernel package linux-image-amd64 \
 needs; run 'apt-get update' or set RXE_KERNEL_PKG"
 	version=$(apt-cache policy "$pkg" 2>/dev/null |
@@ -174,7 +179,8 @@ bed_write_cmd() {
 }
 
 # bed_start_vm RUN NAME NET ADDR PREFIX [QEMU ARGS...]: boot one VM in the
-# background and set BED_PID to its timeout(1) process.  NET is "dummy" or
+# background and set BED_PID to the process that stops it on SIGTERM and
+# exits with QEMU's status (124 after RXE_TIMEOUT).  NET is "dummy" or
 # "eth0".  The guest's stdout and stderr are streamed to ours, each line
 # prefixed with PREFIX (which may be empty).
 bed_start_vm() {
@@ -197,20 +203,35 @@ bed_start_vm() {
 	exec {BED_OUT_FD}>"$run/$name.out" {BED_ERR_FD}>"$run/$name.err"
 	BED_HELD_FDS+=("$BED_OUT_FD" "$BED_ERR_FD")
 
-	timeout --kill-after=5 "$BED_TIMEOUT" qemu-system-x86_64 \
-		-nodefaults -no-user-config -display none -no-reboot \
-		-machine pc -accel tcg -cpu max -smp "$BED_CPUS" -m "$BED_MEM" \
-		-kernel "$BED_KERNEL" -initrd "$BED_INITRD" \
-		-append "console=ttyS0 quiet panic=-1 rxebed.name=$name rxebed.net=$net rxebed.addr=$addr" \
-		-serial "file:$run/$name.console" \
-		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
-		-virtfs "local,path=$run/share,mount_tag=bedshare,security_model=none,multidevs=remap" \
-		-device virtio-serial-pci,id=vser \
-		-chardev "file,id=out,path=$run/$name.out" \
-		-device virtserialport,bus=vser.0,chardev=out,name=stdout \
-		-chardev "file,id=err,path=$run/$name.err" \
-		-device virtserialport,bus=vser.0,chardev=err,name=stderr \
-		"$@" </dev/null >"$run/$name.qemu.log" 2>&1 &
+	# The VM runs under timeout(1) in a subshell that reports "NAME STATUS"
+	# on BED_DONE_FD when it ends, and stops the VM when sent SIGTERM.
+	(
+		trap 'kill -TERM $vm 2>/dev/null' TERM
+		timeout --kill-after=5 "$BED_TIMEOUT" qemu-system-x86_64 \
+			-nodefaults -no-user-config -display none -no-reboot \
+			-machine pc -accel tcg -cpu max -smp "$BED_CPUS" -m "$BED_MEM" \
+			-kernel "$BED_KERNEL" -initrd "$BED_INITRD" \
+			-append "console=ttyS0 quiet panic=-1 rxebed.name=$name rxebed.net=$net rxebed.addr=$addr" \
+			-serial "file:$run/$name.console" \
+			-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+			-virtfs "local,path=$run/share,mount_tag=bedshare,security_model=none,multidevs=remap" \
+			-device virtio-serial-pci,id=vser \
+			-chardev "file,id=out,path=$run/$name.out" \
+			-device virtserialport,bus=vser.0,chardev=out,name=stdout \
+			-chardev "file,id=err,path=$run/$name.err" \
+			-device virtserialport,bus=vser.0,chardev=err,name=stderr \
+			"$@" </dev/null >"$run/$name.qemu.log" 2>&1 &
+		vm=$!
+		wait "$vm"
+		status=$?
+		# SIGTERM interrupts wait; wait again for the VM's real end.
+		while kill -0 "$vm" 2>/dev/null; do
+			wait "$vm"
+			status=$?
+		done
+		echo "$name $status" >&"$BED_DONE_FD"
+		exit "$status"
+	) &
 	BED_PID=$!
 }
 
@@ -255,5 +276,7 @@ bed_new_run() {
 	mkdir "$BED_RUN/share"
 	BED_STREAM_PIDS=()
 	BED_HELD_FDS=()
+	mkfifo "$BED_RUN/done"
+	exec {BED_DONE_FD}<>"$BED_RUN/done"
 	bed_export_env "$BED_RUN/share/env"
 }
