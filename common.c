@@ -1,0 +1,995 @@
+/*
+ * common.c - the RDMA plumbing the sender and the receiver share.
+ *
+ * Read it after protocol.h.  It holds, in order:
+ *   - the wait: one blocking wait that watches the completion channel and
+ *     the rdma_cm event channel together, with a timeout;
+ *   - connection setup: the client's resolve/connect, the server's
+ *     bind/listen/accept, and the verbs resources both build on the way;
+ *   - messages: post a SEND or a RECV, check and decode what arrives;
+ *   - memory registration and RDMA WRITE;
+ *   - teardown;
+ *   - SHA-256, HMAC-SHA256 and the secret file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
+#include "common.h"
+
+#define RESOLVE_TIMEOUT_MS 5000	/* rdma_resolve_addr / _route budget */
+#define DISCONNECT_WAIT_MS 2000	/* how long to wait for DISCONNECTED */
+#define NO_CM_EVENT ((enum rdma_cm_event_type)-1)	/* wait for none */
+
+/* ---- Small utilities ---- */
+
+/* set_nonblocking: make FD non-blocking, so that a read after poll() can
+ * never block the single thread. */
+static int set_nonblocking(int fd)
+{
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
+}
+
+/* now_ms: a monotonic clock in milliseconds, for deadlines. */
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const char *wc_opcode_name(enum ibv_wc_opcode opcode)
+{
+	switch (opcode) {
+	case IBV_WC_SEND:	return "SEND";
+	case IBV_WC_RDMA_WRITE:	return "RDMA_WRITE";
+	case IBV_WC_RECV:	return "RECV";
+	default:		return "other";
+	}
+}
+
+/* trace_wc: under -v, show a work completion: the student's view of what
+ * the hardware did. */
+static void trace_wc(const struct lab3_conn *conn, const struct ibv_wc *wc)
+{
+	if (!conn->verbose)
+		return;
+	fprintf(stderr, "%s: completion: %s wr_id=%llu status=%s byte_len=%u\n",
+		conn->prog, wc_opcode_name(wc->opcode),
+		(unsigned long long)wc->wr_id, ibv_wc_status_str(wc->status),
+		wc->byte_len);
+}
+
+/* ---- Connection-manager events ---- */
+
+/* cm_event_error: explain an rdma_cm event that ends a connection attempt. */
+static int cm_event_error(struct lab3_conn *conn,
+			  const struct rdma_cm_event *event)
+{
+	switch (event->event) {
+	case RDMA_CM_EVENT_ADDR_ERROR:
+		snprintf(conn->err, sizeof(conn->err), "%s",
+			 event->status == -ENODEV ?
+			 "no RDMA device reachable for that address" :
+			 "cannot resolve the address to an RDMA device");
+		return -EHOSTUNREACH;
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		snprintf(conn->err, sizeof(conn->err),
+			 "no route to the address: %s", strerror(-event->status));
+		return -EHOSTUNREACH;
+	case RDMA_CM_EVENT_UNREACHABLE:
+		snprintf(conn->err, sizeof(conn->err),
+			 "the receiver is unreachable");
+		return -EHOSTUNREACH;
+	case RDMA_CM_EVENT_REJECTED:
+		if (event->param.conn.private_data_len > 0 &&
+		    memchr(event->param.conn.private_data, '\0',
+			   event->param.conn.private_data_len) != NULL &&
+		    lab3_check_text(event->param.conn.private_data,
+				    strlen(event->param.conn.private_data)) == 0)
+			snprintf(conn->err, sizeof(conn->err),
+				 "connection refused: %s",
+				 (const char *)event->param.conn.private_data);
+		else
+			snprintf(conn->err, sizeof(conn->err),
+				 "connection refused (is a receiver "
+				 "listening on that port?)");
+		return -ECONNREFUSED;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+		snprintf(conn->err, sizeof(conn->err), "the peer disconnected");
+		return -ECONNRESET;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		snprintf(conn->err, sizeof(conn->err),
+			 "the RDMA device was removed");
+		return -ENODEV;
+	default:
+		snprintf(conn->err, sizeof(conn->err),
+			 "unexpected connection event %s",
+			 rdma_event_str(event->event));
+		return -EPROTO;
+	}
+}
+
+/* refuse_busy: turn away a connection request that arrives while a
+ * session is in progress (the single-threaded receiver serves one at a
+ * time), and free its cm_id, whose event has been acknowledged. */
+static void refuse_busy(struct lab3_conn *conn, struct rdma_cm_id *id)
+{
+	static const char busy[] = "receiver busy with another session";
+
+	if (conn->verbose)
+		fprintf(stderr, "%s: refusing a second connection: busy\n",
+			conn->prog);
+	rdma_reject(id, busy, sizeof(busy));
+	rdma_destroy_id(id);
+}
+
+/* handle_cm_event: read one event from the connection's CM channel.  Sets
+ * *WANTED if it is WANTED_TYPE for our cm_id.  Returns a negative errno if
+ * the event ends the connection. */
+static int handle_cm_event(struct lab3_conn *conn,
+			   enum rdma_cm_event_type wanted_type, int *wanted)
+{
+	struct rdma_cm_id *busy_id = NULL;
+	struct rdma_cm_event *event;
+	int ret = 0;
+
+	if (rdma_get_cm_event(conn->cm_channel, &event) != 0) {
+		if (errno == EAGAIN)
+			return 0;
+		ret = -errno;
+		snprintf(conn->err, sizeof(conn->err),
+			 "rdma_get_cm_event: %s", strerror(errno));
+		return ret;
+	}
+	if (conn->verbose)
+		fprintf(stderr, "%s: cm event: %s\n", conn->prog,
+			rdma_event_str(event->event));
+
+	if (event->id != conn->id) {
+		/* On the receiver the listener shares our channel. */
+		if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+			busy_id = event->id;
+	} else if (event->event == wanted_type) {
+		*wanted = 1;
+	} else if (event->event == RDMA_CM_EVENT_ESTABLISHED) {
+		/* harmless when we are already past it */
+	} else {
+		if (event->event == RDMA_CM_EVENT_DISCONNECTED)
+			conn->disconnected = 1;
+		ret = cm_event_error(conn, event);
+	}
+	rdma_ack_cm_event(event);
+	if (busy_id != NULL)
+		refuse_busy(conn, busy_id);
+	return ret;
+}
+
+/*
+ * wait_event: the one blocking wait.  Returns when
+ *   - WC is not NULL and the CQ yields a completion (stored in *WC), or
+ *   - CM_WANTED is not NO_CM_EVENT and that event arrives for our cm_id,
+ * and fails when the peer disconnects, the connection breaks, or WAIT_MS
+ * pass in silence.
+ *
+ * The CQ side is the race-free pattern: poll the CQ; if empty, arm it for
+ * one notification and poll again (a completion may have slipped in before
+ * the arming); only then sleep in poll() on both channels.  Every event
+ * taken from the completion channel is acknowledged at once, or
+ * ibv_destroy_cq() would block at teardown.
+ */
+static int wait_event(struct lab3_conn *conn, struct ibv_wc *wc,
+		      enum rdma_cm_event_type cm_wanted, int wait_ms)
+{
+	long long deadline = now_ms() + wait_ms;
+	int got_cm = 0;
+
+	for (;;) {
+		struct pollfd fds[2];
+		long long left;
+		int n, ret;
+
+		if (wc != NULL) {
+			n = ibv_poll_cq(conn->cq, 1, wc);
+			if (n == 0) {
+				if (ibv_req_notify_cq(conn->cq, 0) != 0) {
+					snprintf(conn->err, sizeof(conn->err),
+						 "ibv_req_notify_cq failed");
+					return -EIO;
+				}
+				n = ibv_poll_cq(conn->cq, 1, wc);
+			}
+			if (n < 0) {
+				snprintf(conn->err, sizeof(conn->err),
+					 "ibv_poll_cq failed");
+				return -EIO;
+			}
+			if (n > 0) {
+				trace_wc(conn, wc);
+				return 0;
+			}
+		}
+
+		left = deadline - now_ms();
+		if (left <= 0) {
+			snprintf(conn->err, sizeof(conn->err),
+				 "timed out after %d s without word from "
+				 "the peer", (wait_ms + 999) / 1000);
+			return -ETIMEDOUT;
+		}
+		fds[0].fd = conn->cm_channel->fd;
+		fds[0].events = POLLIN;
+		fds[1].fd = conn->comp_channel ? conn->comp_channel->fd : -1;
+		fds[1].events = POLLIN;
+		n = poll(fds, 2, (int)left);
+		if (n < 0) {
+			if (errno == EINTR) {
+				snprintf(conn->err, sizeof(conn->err),
+					 "interrupted");
+				return -EINTR;
+			}
+			snprintf(conn->err, sizeof(conn->err), "poll: %s",
+				 strerror(errno));
+			return -errno;
+		}
+		if (fds[1].revents & POLLIN) {
+			struct ibv_cq *cq;
+			void *cq_context;
+
+			if (ibv_get_cq_event(conn->comp_channel, &cq,
+					     &cq_context) == 0)
+				ibv_ack_cq_events(cq, 1);
+		}
+		if (fds[0].revents & POLLIN) {
+			ret = handle_cm_event(conn, cm_wanted, &got_cm);
+			if (ret != 0)
+				return ret;
+			if (got_cm)
+				return 0;
+		}
+	}
+}
+
+/* wait_cm_event: wait up to WAIT_MS for event WANTED on our cm_id. */
+static int wait_cm_event(struct lab3_conn *conn,
+			 enum rdma_cm_event_type wanted, int wait_ms)
+{
+	return wait_event(conn, NULL, wanted, wait_ms);
+}
+
+/* wait_established: wait for our connection to be ESTABLISHED. */
+static int wait_established(struct lab3_conn *conn)
+{
+	int ret = wait_cm_event(conn, RDMA_CM_EVENT_ESTABLISHED,
+				conn->timeout_ms);
+
+	if (ret == 0)
+		conn->connected = 1;
+	return ret;
+}
+
+/* check_wc: fail unless a work completion succeeded. */
+static int check_wc(struct lab3_conn *conn, const struct ibv_wc *wc)
+{
+	if (wc->status == IBV_WC_SUCCESS)
+		return 0;
+	snprintf(conn->err, sizeof(conn->err), "%s failed: %s",
+		 wc->wr_id >= LAB3_WR_WRITE ? "RDMA WRITE" :
+		 wc->wr_id >= LAB3_WR_SEND ? "SEND" : "RECV",
+		 ibv_wc_status_str(wc->status));
+	return -EIO;
+}
+
+/* ---- Resources of one connection ---- */
+
+/* post_recv: hand receive buffer SLOT to the hardware for the next
+ * incoming SEND.  Buffers must be posted before the peer can send. */
+static int post_recv(struct lab3_conn *conn, int slot)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)&conn->msgs[slot],
+		.length = sizeof(conn->msgs[slot]),
+		.lkey = conn->msgs_mr->lkey,
+	};
+	struct ibv_recv_wr wr = {
+		.wr_id = LAB3_WR_RECV + (uint64_t)slot,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+	struct ibv_recv_wr *bad_wr;
+	int ret = ibv_post_recv(conn->id->qp, &wr, &bad_wr);
+
+	if (ret != 0) {
+		snprintf(conn->err, sizeof(conn->err), "ibv_post_recv: %s",
+			 strerror(ret));
+		return -ret;
+	}
+	return 0;
+}
+
+/* build_resources: create, on the device the cm_id resolved to, the
+ * protection domain, completion channel, completion queue and queue pair
+ * of one connection, register its message buffers and post its receives.
+ * Stores each as it is made, so lab3_conn_destroy() can undo a partial
+ * build. */
+static int build_resources(struct lab3_conn *conn)
+{
+	struct ibv_qp_init_attr qp_attr = {
+		.cap = {
+			.max_send_wr = LAB3_SEND_DEPTH,
+			.max_recv_wr = LAB3_RECV_DEPTH,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = 1,	/* every work request completes */
+	};
+	struct ibv_context *verbs = conn->id->verbs;
+	struct ibv_port_attr port_attr;
+	int ret;
+
+	conn->pd = ibv_alloc_pd(verbs);
+	if (conn->pd == NULL) {
+		snprintf(conn->err, sizeof(conn->err), "ibv_alloc_pd failed");
+		return -ENOMEM;
+	}
+	conn->comp_channel = ibv_create_comp_channel(verbs);
+	if (conn->comp_channel == NULL ||
+	    set_nonblocking(conn->comp_channel->fd) != 0) {
+		snprintf(conn->err, sizeof(conn->err),
+			 "ibv_create_comp_channel failed");
+		return -ENOMEM;
+	}
+	conn->cq = ibv_create_cq(verbs, LAB3_SEND_DEPTH + LAB3_RECV_DEPTH,
+				 conn, conn->comp_channel, 0);
+	if (conn->cq == NULL) {
+		snprintf(conn->err, sizeof(conn->err), "ibv_create_cq failed");
+		return -ENOMEM;
+	}
+	qp_attr.send_cq = conn->cq;
+	qp_attr.recv_cq = conn->cq;
+	if (rdma_create_qp(conn->id, conn->pd, &qp_attr) != 0) {
+		ret = -errno;
+		snprintf(conn->err, sizeof(conn->err), "rdma_create_qp: %s",
+			 strerror(errno));
+		return ret;
+	}
+	conn->has_qp = 1;
+
+	if (ibv_query_port(verbs, conn->id->port_num, &port_attr) != 0 ||
+	    port_attr.max_msg_sz == 0) {
+		snprintf(conn->err, sizeof(conn->err), "ibv_query_port failed");
+		return -EIO;
+	}
+	conn->max_msg_size = port_attr.max_msg_sz;
+
+	conn->msgs = calloc(LAB3_RECV_DEPTH + 1, sizeof(*conn->msgs));
+	if (conn->msgs == NULL) {
+		snprintf(conn->err, sizeof(conn->err), "out of memory");
+		return -ENOMEM;
+	}
+	ret = lab3_reg_mr(conn, conn->msgs,
+			  (LAB3_RECV_DEPTH + 1) * sizeof(*conn->msgs),
+			  IBV_ACCESS_LOCAL_WRITE, &conn->msgs_mr);
+	if (ret != 0)
+		return ret;
+	for (int slot = 0; slot < LAB3_RECV_DEPTH; slot++) {
+		ret = post_recv(conn, slot);
+		if (ret != 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* conn_params: the parameters of rdma_connect() and rdma_accept(). */
+static struct rdma_conn_param conn_params(void)
+{
+	struct rdma_conn_param param = {
+		.responder_resources = 0,	/* we never RDMA READ */
+		.initiator_depth = 0,
+		.retry_count = 7,		/* transport retries */
+		.rnr_retry_count = 6,		/* a finite wait for RECVs */
+	};
+	return param;
+}
+
+/* ---- Client side ---- */
+
+int lab3_connect(struct lab3_conn *conn, const char *host, const char *port)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
+	struct rdma_addrinfo *addr;
+	struct rdma_conn_param param = conn_params();
+	int ret;
+
+	conn->cm_channel = rdma_create_event_channel();
+	if (conn->cm_channel == NULL) {
+		snprintf(conn->err, sizeof(conn->err),
+			 "cannot open the RDMA connection manager (%s); is "
+			 "rdma_ucm loaded?", strerror(errno));
+		return -ENODEV;
+	}
+	conn->owns_cm_channel = 1;
+	if (set_nonblocking(conn->cm_channel->fd) != 0 ||
+	    rdma_create_id(conn->cm_channel, &conn->id, conn,
+			   RDMA_PS_TCP) != 0) {
+		ret = -errno;
+		snprintf(conn->err, sizeof(conn->err), "rdma_create_id: %s",
+			 strerror(errno));
+		return ret;
+	}
+
+	ret = rdma_getaddrinfo(host, port, &hints, &addr);
+	if (ret != 0) {
+		snprintf(conn->err, sizeof(conn->err),
+			 "cannot resolve the address: %s",
+			 ret == EAI_SYSTEM ? strerror(errno) : gai_strerror(ret));
+		return -EHOSTUNREACH;
+	}
+	ret = rdma_resolve_addr(conn->id, NULL, addr->ai_dst_addr,
+				RESOLVE_TIMEOUT_MS);
+	rdma_freeaddrinfo(addr);
+	if (ret != 0) {
+		ret = -errno;
+		if (errno == ENODEV)
+			snprintf(conn->err, sizeof(conn->err),
+				 "no RDMA device reachable for that address");
+		else
+			snprintf(conn->err, sizeof(conn->err),
+				 "rdma_resolve_addr: %s", strerror(errno));
+		return ret;
+	}
+	ret = wait_cm_event(conn, RDMA_CM_EVENT_ADDR_RESOLVED,
+			    conn->timeout_ms);
+	if (ret != 0)
+		return ret;
+	if (rdma_resolve_route(conn->id, RESOLVE_TIMEOUT_MS) != 0) {
+		ret = -errno;
+		snprintf(conn->err, sizeof(conn->err), "rdma_resolve_route: %s",
+			 strerror(errno));
+		return ret;
+	}
+	ret = wait_cm_event(conn, RDMA_CM_EVENT_ROUTE_RESOLVED,
+			    conn->timeout_ms);
+	if (ret != 0)
+		return ret;
+
+	ret = build_resources(conn);
+	if (ret != 0)
+		return ret;
+	if (rdma_connect(conn->id, &param) != 0) {
+		ret = -errno;
+		snprintf(conn->err, sizeof(conn->err), "rdma_connect: %s",
+			 strerror(errno));
+		return ret;
+	}
+	return wait_established(conn);
+}
+
+/* ---- Server side ---- */
+
+int lab3_listen(struct lab3_listener *listener, const char *addr,
+		const char *port, uint16_t *bound_port)
+{
+	struct rdma_addrinfo hints = {
+		.ai_flags = RAI_PASSIVE,
+		.ai_port_space = RDMA_PS_TCP,
+	};
+	struct rdma_addrinfo *res;
+	int ret;
+
+	listener->cm_channel = rdma_create_event_channel();
+	if (listener->cm_channel == NULL) {
+		snprintf(listener->err, sizeof(listener->err),
+			 "cannot open the RDMA connection manager (%s); is "
+			 "rdma_ucm loaded?", strerror(errno));
+		return -ENODEV;
+	}
+	if (set_nonblocking(listener->cm_channel->fd) != 0 ||
+	    rdma_create_id(listener->cm_channel, &listener->id, NULL,
+			   RDMA_PS_TCP) != 0) {
+		ret = -errno;
+		snprintf(listener->err, sizeof(listener->err),
+			 "rdma_create_id: %s", strerror(errno));
+		return ret;
+	}
+	ret = rdma_getaddrinfo(addr, port, &hints, &res);
+	if (ret != 0) {
+		snprintf(listener->err, sizeof(listener->err),
+			 "cannot resolve the address: %s",
+			 ret == EAI_SYSTEM ? strerror(errno) : gai_strerror(ret));
+		return -EINVAL;
+	}
+	ret = rdma_bind_addr(listener->id, res->ai_src_addr);
+	rdma_freeaddrinfo(res);
+	if (ret != 0) {
+		ret = -errno;
+		snprintf(listener->err, sizeof(listener->err), "%s%s",
+			 errno == EADDRNOTAVAIL || errno == ENODEV ?
+			 "no RDMA device has that address: " :
+			 "rdma_bind_addr: ", strerror(errno));
+		return ret;
+	}
+	if (rdma_listen(listener->id, 4) != 0) {
+		ret = -errno;
+		snprintf(listener->err, sizeof(listener->err),
+			 "rdma_listen: %s", strerror(errno));
+		return ret;
+	}
+	*bound_port = ntohs(rdma_get_src_port(listener->id));
+	return 0;
+}
+
+/* next_connect_request: block until a connection request arrives on the
+ * listener, and return its new cm_id in *ID. */
+static int next_connect_request(struct lab3_listener *listener,
+				struct rdma_cm_id **id)
+{
+	for (;;) {
+		struct pollfd pfd = {
+			.fd = listener->cm_channel->fd,
+			.events = POLLIN,
+		};
+		struct rdma_cm_event *event;
+
+		if (poll(&pfd, 1, -1) < 0) {
+			int ret = -errno;
+
+			snprintf(listener->err, sizeof(listener->err),
+				 "poll: %s", strerror(errno));
+			return ret;
+		}
+		if (rdma_get_cm_event(listener->cm_channel, &event) != 0) {
+			if (errno == EAGAIN)
+				continue;
+			snprintf(listener->err, sizeof(listener->err),
+				 "rdma_get_cm_event: %s", strerror(errno));
+			return -EIO;
+		}
+		if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			*id = event->id;
+			rdma_ack_cm_event(event);
+			return 0;
+		}
+		/* Late events of a finished session: nothing to do. */
+		rdma_ack_cm_event(event);
+	}
+}
+
+int lab3_accept(struct lab3_listener *listener, struct lab3_conn *conn)
+{
+	struct rdma_conn_param param = conn_params();
+	int ret;
+
+	conn->cm_channel = listener->cm_channel;
+	conn->owns_cm_channel = 0;
+	ret = next_connect_request(listener, &conn->id);
+	if (ret != 0) {
+		snprintf(conn->err, sizeof(conn->err), "%s", listener->err);
+		return ret;
+	}
+	conn->id->context = conn;
+	ret = build_resources(conn);
+	if (ret != 0) {
+		rdma_reject(conn->id, NULL, 0);
+		return ret;
+	}
+	if (rdma_accept(conn->id, &param) != 0) {
+		ret = -errno;
+		snprintf(conn->err, sizeof(conn->err), "rdma_accept: %s",
+			 strerror(errno));
+		return ret;
+	}
+	return wait_established(conn);
+}
+
+/* ---- Teardown ---- */
+
+void lab3_disconnect(struct lab3_conn *conn)
+{
+	if (!conn->connected)
+		return;
+	conn->connected = 0;
+	rdma_disconnect(conn->id);
+	if (!conn->disconnected)
+		wait_cm_event(conn, RDMA_CM_EVENT_DISCONNECTED,
+			      DISCONNECT_WAIT_MS);
+}
+
+void lab3_conn_destroy(struct lab3_conn *conn)
+{
+	if (conn->msgs_mr != NULL)
+		ibv_dereg_mr(conn->msgs_mr);
+	free(conn->msgs);
+	if (conn->has_qp)
+		rdma_destroy_qp(conn->id);
+	if (conn->cq != NULL)
+		ibv_destroy_cq(conn->cq);
+	if (conn->comp_channel != NULL)
+		ibv_destroy_comp_channel(conn->comp_channel);
+	if (conn->pd != NULL)
+		ibv_dealloc_pd(conn->pd);
+	if (conn->id != NULL)
+		rdma_destroy_id(conn->id);
+	if (conn->owns_cm_channel && conn->cm_channel != NULL)
+		rdma_destroy_event_channel(conn->cm_channel);
+	conn->msgs_mr = NULL;
+	conn->msgs = NULL;
+	conn->has_qp = 0;
+	conn->cq = NULL;
+	conn->comp_channel = NULL;
+	conn->pd = NULL;
+	conn->id = NULL;
+	conn->cm_channel = NULL;
+}
+
+void lab3_listener_destroy(struct lab3_listener *listener)
+{
+	if (listener->id != NULL)
+		rdma_destroy_id(listener->id);
+	if (listener->cm_channel != NULL)
+		rdma_destroy_event_channel(listener->cm_channel);
+	listener->id = NULL;
+	listener->cm_channel = NULL;
+}
+
+const char *lab3_addr_name(struct rdma_cm_id *id, int peer, char *buf,
+			   size_t len)
+{
+	struct sockaddr *sa;
+	char host[INET6_ADDRSTRLEN] = "?";
+	uint16_t port;
+
+	if (id == NULL) {
+		snprintf(buf, len, "?");
+		return buf;
+	}
+	sa = peer ? rdma_get_peer_addr(id) : rdma_get_local_addr(id);
+	port = ntohs(peer ? rdma_get_dst_port(id) : rdma_get_src_port(id));
+	if (sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr,
+			  host, sizeof(host));
+	else if (sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)sa)->sin6_addr,
+			  host, sizeof(host));
+	if (sa->sa_family == AF_INET6)
+		snprintf(buf, len, "[%s]:%u", host, port);
+	else
+		snprintf(buf, len, "%s:%u", host, port);
+	return buf;
+}
+
+int lab3_wait_for_bytes(const struct lab3_conn *conn, uint64_t bytes)
+{
+	uint64_t ms = (uint64_t)conn->timeout_ms + bytes / (4u << 20) * 1000;
+
+	return ms > INT32_MAX ? INT32_MAX : (int)ms;
+}
+
+/* ---- Messages ---- */
+
+int lab3_wait_send(struct lab3_conn *conn, int wait_ms)
+{
+	struct ibv_wc wc;
+	int ret;
+
+	if (wait_ms == 0)
+		wait_ms = conn->timeout_ms;
+	for (;;) {
+		ret = wait_event(conn, &wc, NO_CM_EVENT, wait_ms);
+		if (ret != 0)
+			return ret;
+		ret = check_wc(conn, &wc);
+		if (ret != 0)
+			return ret;
+		if (wc.opcode != IBV_WC_RECV)
+			return 0;
+		/* A message arrived first: keep it for lab3_recv_msg(). */
+		if (conn->npending == LAB3_RECV_DEPTH) {
+			snprintf(conn->err, sizeof(conn->err),
+				 "the peer sent more messages than expected");
+			return -EPROTO;
+		}
+		conn->pending[conn->npending++] = wc;
+	}
+}
+
+int lab3_send_msg(struct lab3_conn *conn, const struct lab3_msg *msg)
+{
+	union lab3_wire_msg *buf = &conn->msgs[LAB3_RECV_DEPTH];
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)buf,
+		.lkey = conn->msgs_mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = LAB3_WR_SEND,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_send_wr *bad_wr;
+	int ret;
+
+	sge.length = (uint32_t)lab3_encode(msg, buf);
+	if (sge.length == 0) {
+		snprintf(conn->err, sizeof(conn->err),
+			 "cannot encode a %s message",
+			 lab3_msg_type_name(msg->type));
+		return -EINVAL;
+	}
+	if (conn->verbose)
+		fprintf(stderr, "%s: send %s (%u bytes)\n", conn->prog,
+			lab3_msg_type_name(msg->type), sge.length);
+	ret = ibv_post_send(conn->id->qp, &wr, &bad_wr);
+	if (ret != 0) {
+		snprintf(conn->err, sizeof(conn->err), "ibv_post_send: %s",
+			 strerror(ret));
+		return -ret;
+	}
+	return lab3_wait_send(conn, 0);
+}
+
+void lab3_send_error(struct lab3_conn *conn, enum lab3_error_code code,
+		     const char *reason)
+{
+	struct lab3_msg msg = { .type = LAB3_MSG_ERROR };
+	char saved_err[LAB3_ERR_LEN];
+
+	if (conn->id == NULL || !conn->has_qp || conn->disconnected)
+		return;
+	msg.error.code = code;
+	snprintf(msg.error.reason, sizeof(msg.error.reason), "%s", reason);
+	/* Best effort: keep the error that brought us here. */
+	memcpy(saved_err, conn->err, sizeof(saved_err));
+	lab3_send_msg(conn, &msg);
+	memcpy(conn->err, saved_err, sizeof(saved_err));
+}
+
+int lab3_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg, int wait_ms)
+{
+	char why[LAB3_ERR_LEN - 32];
+	struct ibv_wc wc;
+	int slot, ret;
+
+	if (wait_ms == 0)
+		wait_ms = conn->timeout_ms;
+	if (conn->npending > 0) {
+		wc = conn->pending[0];
+		conn->npending--;
+		memmove(&conn->pending[0], &conn->pending[1],
+			conn->npending * sizeof(conn->pending[0]));
+	} else {
+		do {
+			ret = wait_event(conn, &wc, NO_CM_EVENT, wait_ms);
+			if (ret != 0)
+				return ret;
+			ret = check_wc(conn, &wc);
+			if (ret != 0)
+				return ret;
+		} while (wc.opcode != IBV_WC_RECV);	/* a late send */
+	}
+
+	slot = (int)(wc.wr_id - LAB3_WR_RECV);
+	if (slot < 0 || slot >= LAB3_RECV_DEPTH) {
+		snprintf(conn->err, sizeof(conn->err),
+			 "completion for unknown receive buffer %d", slot);
+		return -EIO;
+	}
+	ret = lab3_decode(&conn->msgs[slot], wc.byte_len, msg, why,
+			  sizeof(why));
+	if (ret != 0) {
+		snprintf(conn->err, sizeof(conn->err), "protocol error: %s",
+			 why);
+		return -EPROTO;
+	}
+	if (conn->verbose)
+		fprintf(stderr, "%s: received %s (%u bytes)\n", conn->prog,
+			lab3_msg_type_name(msg->type), wc.byte_len);
+	return post_recv(conn, slot);
+}
+
+/* ---- Memory registration and RDMA WRITE ---- */
+
+int lab3_reg_mr(struct lab3_conn *conn, void *addr, size_t len, int access,
+		struct ibv_mr **mr)
+{
+	*mr = ibv_reg_mr(conn->pd, addr, len, access);
+	if (*mr != NULL)
+		return 0;
+	if (errno == ENOMEM || errno == EPERM || errno == EAGAIN)
+		snprintf(conn->err, sizeof(conn->err),
+			 "cannot register %zu bytes of memory for RDMA (%s); "
+			 "the locked-memory limit may be too low: see "
+			 "`ulimit -l`", len, strerror(errno));
+	else
+		snprintf(conn->err, sizeof(conn->err),
+			 "cannot register %zu bytes of memory for RDMA: %s",
+			 len, strerror(errno));
+	return errno ? -errno : -ENOMEM;
+}
+
+int lab3_post_rdma_write(struct lab3_conn *conn, struct ibv_mr *mr,
+			 const void *local, uint32_t len,
+			 uint64_t remote_addr, uint32_t rkey)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)local,
+		.length = len,
+		.lkey = mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = LAB3_WR_WRITE,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = {
+			.remote_addr = remote_addr,
+			.rkey = rkey,
+		},
+	};
+	struct ibv_send_wr *bad_wr;
+	int ret = ibv_post_send(conn->id->qp, &wr, &bad_wr);
+
+	if (ret != 0) {
+		snprintf(conn->err, sizeof(conn->err),
+			 "ibv_post_send (RDMA WRITE): %s", strerror(ret));
+		return -ret;
+	}
+	return 0;
+}
+
+/* ---- Hashes and the secret key ---- */
+
+int lab3_sha256(const void *data, size_t len, uint8_t out[LAB3_SHA256_LEN])
+{
+	unsigned int out_len = 0;
+
+	if (EVP_Digest(data, len, out, &out_len, EVP_sha256(), NULL) != 1 ||
+	    out_len != LAB3_SHA256_LEN)
+		return -EIO;
+	return 0;
+}
+
+int lab3_hmac_sha256(const uint8_t *key, size_t key_len,
+		     const void *data, size_t len, uint8_t out[LAB3_KEY_LEN])
+{
+	unsigned int out_len = 0;
+
+	if (HMAC(EVP_sha256(), key, (int)key_len, data, len, out,
+		 &out_len) == NULL || out_len != LAB3_KEY_LEN)
+		return -EIO;
+	return 0;
+}
+
+void lab3_hex(const uint8_t *in, size_t len, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < len; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 0x0f];
+	}
+	out[2 * len] = '\0';
+}
+
+/* parse_hex: read 2*LEN hex digits at IN into OUT; -1 if any is not. */
+static int parse_hex(const char *in, uint8_t *out, size_t len)
+{
+	for (size_t i = 0; i < 2 * len; i++) {
+		int c = in[i], v;
+
+		if (c >= '0' && c <= '9')
+			v = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			v = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			v = c - 'A' + 10;
+		else
+			return -1;
+		if (i % 2 == 0)
+			out[i / 2] = (uint8_t)(v << 4);
+		else
+			out[i / 2] |= (uint8_t)v;
+	}
+	return 0;
+}
+
+/* create_secret: make a new secret file at PATH: LAB3_SECRET_LEN random
+ * bytes as hex and a newline, mode 0600, created exclusively so that two
+ * receivers starting at once cannot both write one. */
+static int create_secret(const char *path, uint8_t *secret, char *err,
+			 size_t err_len)
+{
+	char hex[2 * LAB3_SECRET_LEN + 2];
+	int fd, ret = 0;
+
+	if (RAND_bytes(secret, LAB3_SECRET_LEN) != 1) {
+		snprintf(err, err_len, "cannot get random bytes for a secret");
+		return -EIO;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, err_len, "cannot create secret file %s: %s",
+			 path, strerror(errno));
+		return ret;
+	}
+	lab3_hex(secret, LAB3_SECRET_LEN, hex);
+	strcat(hex, "\n");
+	if (write(fd, hex, strlen(hex)) != (ssize_t)strlen(hex) ||
+	    fsync(fd) != 0) {
+		ret = errno ? -errno : -EIO;
+		snprintf(err, err_len, "cannot write secret file %s: %s",
+			 path, strerror(errno));
+		unlink(path);
+	}
+	close(fd);
+	return ret;
+}
+
+int lab3_load_secret(const char *path, uint8_t secret[LAB3_SECRET_LEN],
+		     char *err, size_t err_len)
+{
+	char hex[2 * LAB3_SECRET_LEN + 2];
+	struct stat st;
+	ssize_t n;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 && errno == ENOENT)
+		return create_secret(path, secret, err, err_len);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, err_len, "cannot open secret file %s: %s",
+			 path, strerror(errno));
+		return ret;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		snprintf(err, err_len, "secret file %s is not a regular file",
+			 path);
+		return -EINVAL;
+	}
+	if (st.st_mode & 0077) {
+		close(fd);
+		snprintf(err, err_len, "secret file %s is readable by others "
+			 "(mode %03o); chmod 600 it", path,
+			 (unsigned)(st.st_mode & 0777));
+		return -EPERM;
+	}
+	n = read(fd, hex, sizeof(hex));
+	close(fd);
+	if (n != (ssize_t)sizeof(hex) - 1 || hex[sizeof(hex) - 2] != '\n' ||
+	    parse_hex(hex, secret, LAB3_SECRET_LEN) != 0) {
+		snprintf(err, err_len, "secret file %s is not %d hex digits "
+			 "and a newline", path, 2 * LAB3_SECRET_LEN);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int lab3_key_for_id(const uint8_t secret[LAB3_SECRET_LEN], const char *id,
+		    uint8_t key[LAB3_KEY_LEN])
+{
+	return lab3_hmac_sha256(secret, LAB3_SECRET_LEN, id, strlen(id), key);
+}

@@ -1,0 +1,165 @@
+/*
+ * common.h - what the sender and the receiver share: rdma_cm connection
+ * setup, the verbs resources of one connection, message and RDMA WRITE
+ * helpers, a blocking wait for completions, and the lab's hashes.
+ *
+ * Conventions: every function returns 0 or a negative errno.  On failure it
+ * fills conn->err (or the ERR buffer it is given) with one line saying what
+ * failed and why; main() alone prints it and decides the exit status.
+ * Nothing here calls exit().
+ */
+#ifndef LAB3_COMMON_H
+#define LAB3_COMMON_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "protocol.h"
+
+/* Exit statuses of both programs, as documented in --help and the README. */
+enum lab3_exit {
+	LAB3_EXIT_OK = 0,
+	LAB3_EXIT_USAGE = 1,		/* bad command line */
+	LAB3_EXIT_LOCAL = 2,		/* file, memory, secret file */
+	LAB3_EXIT_CONNECTION = 3,	/* connection or transport, timeouts */
+	LAB3_EXIT_REFUSED = 4,		/* the receiver refused (ERROR) */
+	LAB3_EXIT_BAD_VERDICT = 5,	/* the receiver's hash did not match */
+	LAB3_EXIT_PROTOCOL = 6,		/* the peer broke the protocol */
+};
+
+#define LAB3_DEFAULT_TIMEOUT 30	/* seconds of silence before giving up */
+
+#define LAB3_RECV_DEPTH 2	/* receive buffers posted at any time */
+#define LAB3_SEND_DEPTH 16	/* RDMA WRITEs and SENDs in flight at once */
+#define LAB3_ERR_LEN 256
+
+/* What a work request was for, kept in its wr_id. */
+enum lab3_wr_kind {
+	LAB3_WR_RECV = 0,	/* wr_id = LAB3_WR_RECV + receive buffer index */
+	LAB3_WR_SEND = 100,	/* the one message send buffer */
+	LAB3_WR_WRITE = 200,	/* an RDMA WRITE of file data */
+};
+
+/*
+ * One RDMA connection and everything it owns, in the order it is built:
+ * event channel, cm_id, protection domain, completion channel, completion
+ * queue, queue pair, message buffers.  lab3_conn_destroy() takes it down in
+ * the reverse order and accepts a connection built only part of the way.
+ */
+struct lab3_conn {
+	/* Settings, filled in by the caller before use. */
+	const char *prog;		/* program name for -v traces */
+	int verbose;			/* trace every completion */
+	int timeout_ms;			/* longest silence from the peer */
+
+	struct rdma_event_channel *cm_channel;
+	int owns_cm_channel;		/* 0 when it is the listener's */
+	struct rdma_cm_id *id;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *comp_channel;
+	struct ibv_cq *cq;
+	int has_qp;
+	union lab3_wire_msg *msgs;	/* LAB3_RECV_DEPTH receive buffers,
+					 * then one send buffer */
+	struct ibv_mr *msgs_mr;
+	uint32_t max_msg_size;		/* the port's largest message */
+
+	/* Receive completions that arrived while we waited for a send. */
+	struct ibv_wc pending[LAB3_RECV_DEPTH];
+	int npending;
+	int connected;			/* ESTABLISHED was seen */
+	int disconnected;		/* the peer's DISCONNECTED was seen */
+
+	char err[LAB3_ERR_LEN];
+};
+
+/* A receiver's listening endpoint. */
+struct lab3_listener {
+	struct rdma_event_channel *cm_channel;
+	struct rdma_cm_id *id;
+	char err[LAB3_ERR_LEN];
+};
+
+/* ---- Connection setup and teardown ---- */
+
+/* Client: resolve HOST:PORT, build the resources, connect. */
+int lab3_connect(struct lab3_conn *conn, const char *host, const char *port);
+
+/* Server: bind to ADDR:PORT (ADDR NULL for all), listen, and store the
+ * port actually bound (useful with port 0) in *BOUND_PORT. */
+int lab3_listen(struct lab3_listener *listener, const char *addr,
+		const char *port, uint16_t *bound_port);
+
+/* Server: wait for one connection request, build its resources and accept
+ * it.  Returns -EINTR when a signal arrives while waiting. */
+int lab3_accept(struct lab3_listener *listener, struct lab3_conn *conn);
+
+/* Disconnect and wait (bounded) for the CM to confirm it. */
+void lab3_disconnect(struct lab3_conn *conn);
+
+void lab3_conn_destroy(struct lab3_conn *conn);
+void lab3_listener_destroy(struct lab3_listener *listener);
+
+/* "ADDR:PORT" of the connection's peer (PEER 1) or of our own end
+ * (PEER 0), for messages. */
+const char *lab3_addr_name(struct rdma_cm_id *id, int peer, char *buf,
+			   size_t len);
+
+/* How long to wait for a step whose length grows with BYTES: the timeout
+ * plus one second for every 4 MiB (a floor under any real link's speed). */
+int lab3_wait_for_bytes(const struct lab3_conn *conn, uint64_t bytes);
+
+/* ---- Messages, memory and RDMA WRITE ---- */
+
+/* Encode MSG, SEND it and wait for the send to complete. */
+int lab3_send_msg(struct lab3_conn *conn, const struct lab3_msg *msg);
+
+/* Send an ERROR with CODE and REASON, if the connection still allows. */
+void lab3_send_error(struct lab3_conn *conn, enum lab3_error_code code,
+		     const char *reason);
+
+/* Wait up to WAIT_MS (0: the connection's timeout) for the next message,
+ * check and decode it, and post its buffer again.  A malformed message is
+ * -EPROTO with conn->err saying what was wrong. */
+int lab3_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg, int wait_ms);
+
+/* Register LEN bytes at ADDR with ACCESS flags on the connection's PD. */
+int lab3_reg_mr(struct lab3_conn *conn, void *addr, size_t len, int access,
+		struct ibv_mr **mr);
+
+/* Post one RDMA WRITE of LEN bytes from MR at LOCAL to REMOTE_ADDR/RKEY. */
+int lab3_post_rdma_write(struct lab3_conn *conn, struct ibv_mr *mr,
+			 const void *local, uint32_t len,
+			 uint64_t remote_addr, uint32_t rkey);
+
+/* Wait for the next completion of a send-queue work request (SEND or RDMA
+ * WRITE) and check its status; receive completions are kept for
+ * lab3_recv_msg(). */
+int lab3_wait_send(struct lab3_conn *conn, int wait_ms);
+
+/* ---- Hashes and the secret key ---- */
+
+int lab3_sha256(const void *data, size_t len, uint8_t out[LAB3_SHA256_LEN]);
+int lab3_hmac_sha256(const uint8_t *key, size_t key_len,
+		     const void *data, size_t len,
+		     uint8_t out[LAB3_KEY_LEN]);
+
+/* Write LEN bytes at IN as 2*LEN lowercase hex digits and a NUL to OUT. */
+void lab3_hex(const uint8_t *in, size_t len, char *out);
+
+#define LAB3_SECRET_LEN 32
+
+/* Read the secret from PATH, or create it (random, mode 0600) if it does
+ * not exist. */
+int lab3_load_secret(const char *path, uint8_t secret[LAB3_SECRET_LEN],
+		     char *err, size_t err_len);
+
+/* The key a session with ID receives: HMAC-SHA256(secret, ID). */
+int lab3_key_for_id(const uint8_t secret[LAB3_SECRET_LEN], const char *id,
+		    uint8_t key[LAB3_KEY_LEN]);
+
+#endif /* LAB3_COMMON_H */

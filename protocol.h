@@ -1,0 +1,486 @@
+/*
+ * protocol.h - the Lab 3 wire protocol: the specification of every message
+ * the sender and the receiver exchange.
+ *
+ * The message sequence.  Each arrow is one RDMA SEND (a two-sided message,
+ * consumed by a RECV the peer posted in advance), except step 3's RDMA
+ * WRITEs, which place the file straight into the receiver's memory without
+ * involving its CPU.
+ *
+ *   sender                                            receiver
+ *     |  rdma_cm: resolve address and route, connect     |
+ *     |------------------------------------------------->|  accept
+ *   1 |  FILE_INFO  (length, SHA-256, base name)         |
+ *     |------------------------------------------------->|  check the length,
+ *     |                                                  |  allocate and
+ *   2 |  REGION     (addr, length, rkey)                 |  register a region
+ *     |<-------------------------------------------------|
+ *   3 |  RDMA WRITE ... RDMA WRITE  (the file's bytes)   |
+ *     |=================================================>|
+ *     |  DONE       (bytes written)                      |
+ *     |------------------------------------------------->|  deregister, then
+ *   4 |  VERDICT    (good or bad)                        |  hash what arrived
+ *     |<-------------------------------------------------|
+ *   5 |  ID         (the student's ID)                   |
+ *     |------------------------------------------------->|
+ *   6 |  KEY        (HMAC-SHA256(secret, ID))            |  good verdicts only
+ *     |<-------------------------------------------------|
+ *     |  rdma_disconnect                                 |
+ *
+ * Either side may send ERROR instead of its next message.  It carries a code
+ * and a short printable reason for the peer to show, and ends the session.
+ * A sender whose file is too large, for example, gets ERROR instead of
+ * REGION.
+ *
+ * Every message begins with the same header: magic, version, type and the
+ * length of the body that follows.  Each type has one fixed size, so the
+ * receiving side checks the completion's byte_len against it before it looks
+ * at any field.  All integers are big-endian, and no host pointer, no
+ * struct ibv_mr and no int or enum ever goes on the wire: the REGION message
+ * carries the region's address and rkey as plain 64- and 32-bit numbers.
+ *
+ * The helpers at the end turn a decoded message (struct lab3_msg, host byte
+ * order) into its wire form and back.  lab3_decode() checks everything a
+ * message can get wrong on its own; which message a side may receive next
+ * is for its state machine to check.
+ */
+#ifndef LAB3_PROTOCOL_H
+#define LAB3_PROTOCOL_H
+
+#include <endian.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define LAB3_MAGIC 0x4c414233u		/* "LAB3" */
+#define LAB3_VERSION 1
+#define LAB3_DEFAULT_PORT 7471
+
+#define LAB3_SHA256_LEN 32
+#define LAB3_KEY_LEN 32
+#define LAB3_NAME_MAX 255		/* longest file base name */
+#define LAB3_ID_MAX 63			/* longest student ID */
+#define LAB3_REASON_MAX 118		/* longest ERROR reason */
+
+enum lab3_msg_type {
+	LAB3_MSG_FILE_INFO = 1,
+	LAB3_MSG_REGION = 2,
+	LAB3_MSG_DONE = 3,
+	LAB3_MSG_VERDICT = 4,
+	LAB3_MSG_ID = 5,
+	LAB3_MSG_KEY = 6,
+	LAB3_MSG_ERROR = 7,
+};
+
+enum lab3_verdict {
+	LAB3_VERDICT_BAD = 0,
+	LAB3_VERDICT_GOOD = 1,
+};
+
+/* Why a side sent ERROR. */
+enum lab3_error_code {
+	LAB3_ERR_PROTOCOL = 1,		/* a message broke this protocol */
+	LAB3_ERR_TOO_LARGE = 2,		/* the file is over the receiver's limit */
+	LAB3_ERR_RESOURCES = 3,		/* the receiver cannot hold the file now */
+	LAB3_ERR_BAD_ID = 4,		/* the ID is not acceptable */
+	LAB3_ERR_NO_KEY = 5,		/* no key without a good verdict */
+	LAB3_ERR_BUSY = 6,		/* another session is in progress */
+	LAB3_ERR_INTERNAL = 7,		/* the peer failed on its own side */
+};
+#define LAB3_ERR_LAST LAB3_ERR_INTERNAL
+
+/* ---- Wire format: big-endian fields, one fixed size per type ---- */
+
+struct lab3_wire_header {
+	uint32_t magic;			/* LAB3_MAGIC */
+	uint8_t version;		/* LAB3_VERSION */
+	uint8_t type;			/* enum lab3_msg_type */
+	uint16_t body_len;		/* bytes after this header */
+};
+
+struct lab3_wire_file_info {		/* step 1, sender -> receiver */
+	struct lab3_wire_header hdr;
+	uint64_t length;		/* file length in bytes */
+	uint8_t sha256[LAB3_SHA256_LEN];	/* of the whole file */
+	uint8_t name_len;		/* 0: no name given */
+	char name[LAB3_NAME_MAX];	/* base name, not NUL-terminated */
+};
+
+struct lab3_wire_region {		/* step 2, receiver -> sender */
+	struct lab3_wire_header hdr;
+	uint64_t addr;			/* remote address for RDMA WRITE */
+	uint64_t length;		/* bytes writable from addr */
+	uint32_t rkey;			/* remote key of the region */
+	uint32_t reserved;		/* zero */
+};
+
+struct lab3_wire_done {			/* step 3, sender -> receiver */
+	struct lab3_wire_header hdr;
+	uint64_t bytes;			/* bytes the sender wrote */
+};
+
+struct lab3_wire_verdict {		/* step 4, receiver -> sender */
+	struct lab3_wire_header hdr;
+	uint8_t verdict;		/* enum lab3_verdict */
+	uint8_t reserved[7];		/* zero */
+};
+
+struct lab3_wire_id {			/* step 5, sender -> receiver */
+	struct lab3_wire_header hdr;
+	uint8_t id_len;			/* 1 .. LAB3_ID_MAX */
+	char id[LAB3_ID_MAX];		/* printable ASCII, not NUL-terminated */
+};
+
+struct lab3_wire_key {			/* step 6, receiver -> sender */
+	struct lab3_wire_header hdr;
+	uint8_t key[LAB3_KEY_LEN];	/* HMAC-SHA256(secret, ID) */
+};
+
+struct lab3_wire_error {		/* either way, ends the session */
+	struct lab3_wire_header hdr;
+	uint8_t code;			/* enum lab3_error_code */
+	uint8_t reason_len;		/* 0 .. LAB3_REASON_MAX */
+	char reason[LAB3_REASON_MAX];	/* printable ASCII */
+};
+
+_Static_assert(sizeof(struct lab3_wire_header) == 8, "header size");
+_Static_assert(sizeof(struct lab3_wire_file_info) == 304, "FILE_INFO size");
+_Static_assert(sizeof(struct lab3_wire_region) == 32, "REGION size");
+_Static_assert(sizeof(struct lab3_wire_done) == 16, "DONE size");
+_Static_assert(sizeof(struct lab3_wire_verdict) == 16, "VERDICT size");
+_Static_assert(sizeof(struct lab3_wire_id) == 72, "ID size");
+_Static_assert(sizeof(struct lab3_wire_key) == 40, "KEY size");
+_Static_assert(sizeof(struct lab3_wire_error) == 128, "ERROR size");
+
+/* Room for any one message: the size of every send and receive buffer. */
+union lab3_wire_msg {
+	struct lab3_wire_header hdr;
+	struct lab3_wire_file_info file_info;
+	struct lab3_wire_region region;
+	struct lab3_wire_done done;
+	struct lab3_wire_verdict verdict;
+	struct lab3_wire_id id;
+	struct lab3_wire_key key;
+	struct lab3_wire_error error;
+};
+#define LAB3_MSG_MAX sizeof(union lab3_wire_msg)
+
+/* ---- Decoded messages, host byte order, strings NUL-terminated ---- */
+
+struct lab3_msg {
+	enum lab3_msg_type type;
+	union {
+		struct {
+			uint64_t length;
+			uint8_t sha256[LAB3_SHA256_LEN];
+			char name[LAB3_NAME_MAX + 1];	/* "" if none */
+		} file_info;
+		struct {
+			uint64_t addr;
+			uint64_t length;
+			uint32_t rkey;
+		} region;
+		struct {
+			uint64_t bytes;
+		} done;
+		struct {
+			enum lab3_verdict verdict;
+		} verdict;
+		struct {
+			char id[LAB3_ID_MAX + 1];
+		} id;
+		struct {
+			uint8_t key[LAB3_KEY_LEN];
+		} key;
+		struct {
+			enum lab3_error_code code;
+			char reason[LAB3_REASON_MAX + 1];
+		} error;
+	};
+};
+
+/* lab3_msg_type_name: the name of a message type, for messages and traces. */
+static inline const char *lab3_msg_type_name(int type)
+{
+	switch (type) {
+	case LAB3_MSG_FILE_INFO:	return "FILE_INFO";
+	case LAB3_MSG_REGION:		return "REGION";
+	case LAB3_MSG_DONE:		return "DONE";
+	case LAB3_MSG_VERDICT:		return "VERDICT";
+	case LAB3_MSG_ID:		return "ID";
+	case LAB3_MSG_KEY:		return "KEY";
+	case LAB3_MSG_ERROR:		return "ERROR";
+	default:			return "unknown";
+	}
+}
+
+/* lab3_wire_size: the one size a message of TYPE has, or 0 if TYPE is not a
+ * message type. */
+static inline size_t lab3_wire_size(int type)
+{
+	switch (type) {
+	case LAB3_MSG_FILE_INFO:	return sizeof(struct lab3_wire_file_info);
+	case LAB3_MSG_REGION:		return sizeof(struct lab3_wire_region);
+	case LAB3_MSG_DONE:		return sizeof(struct lab3_wire_done);
+	case LAB3_MSG_VERDICT:		return sizeof(struct lab3_wire_verdict);
+	case LAB3_MSG_ID:		return sizeof(struct lab3_wire_id);
+	case LAB3_MSG_KEY:		return sizeof(struct lab3_wire_key);
+	case LAB3_MSG_ERROR:		return sizeof(struct lab3_wire_error);
+	default:			return 0;
+	}
+}
+
+/* lab3_check_text: 0 if the LEN bytes at S are printable ASCII (space to
+ * '~'), else -1.  IDs and ERROR reasons must be. */
+static inline int lab3_check_text(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] < 0x20 || s[i] > 0x7e)
+			return -1;
+	return 0;
+}
+
+/* lab3_check_name: 0 if the LEN bytes at NAME are an acceptable file base
+ * name, else -1 with WHY filled in.  The name comes from the network and
+ * becomes a file name in the receiver's output directory, so: 1 to
+ * LAB3_NAME_MAX printable ASCII characters, no '/', no leading '.'. */
+static inline int lab3_check_name(const char *name, size_t len,
+				  char *why, size_t why_len)
+{
+	if (len == 0 || len > LAB3_NAME_MAX) {
+		snprintf(why, why_len, "file name of %zu bytes (1 to %d allowed)",
+			 len, LAB3_NAME_MAX);
+		return -1;
+	}
+	if (lab3_check_text(name, len) != 0) {
+		snprintf(why, why_len, "file name has a non-printable character");
+		return -1;
+	}
+	if (memchr(name, '/', len) != NULL) {
+		snprintf(why, why_len, "file name contains '/'");
+		return -1;
+	}
+	if (name[0] == '.') {
+		snprintf(why, why_len, "file name starts with '.'");
+		return -1;
+	}
+	return 0;
+}
+
+/* lab3_check_id: 0 if the LEN bytes at ID are an acceptable student ID
+ * (1 to LAB3_ID_MAX printable ASCII characters), else -1 with WHY. */
+static inline int lab3_check_id(const char *id, size_t len,
+				char *why, size_t why_len)
+{
+	if (len == 0 || len > LAB3_ID_MAX) {
+		snprintf(why, why_len, "ID of %zu characters (1 to %d allowed)",
+			 len, LAB3_ID_MAX);
+		return -1;
+	}
+	if (lab3_check_text(id, len) != 0) {
+		snprintf(why, why_len, "ID has a non-printable character");
+		return -1;
+	}
+	return 0;
+}
+
+/* lab3_all_zero: 1 if the LEN bytes at P are all zero. */
+static inline int lab3_all_zero(const void *p, size_t len)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < len; i++)
+		if (b[i] != 0)
+			return 0;
+	return 1;
+}
+
+/* lab3_encode: write MSG in wire form into WIRE and return its size, or 0
+ * if MSG cannot be encoded (unknown type, or a string too long).  Unused
+ * bytes are zero, so nothing of this process's memory leaks out. */
+static inline size_t lab3_encode(const struct lab3_msg *msg,
+				 union lab3_wire_msg *wire)
+{
+	size_t size = lab3_wire_size(msg->type);
+	size_t len;
+
+	if (size == 0)
+		return 0;
+	memset(wire, 0, sizeof(*wire));
+	wire->hdr.magic = htobe32(LAB3_MAGIC);
+	wire->hdr.version = LAB3_VERSION;
+	wire->hdr.type = (uint8_t)msg->type;
+	wire->hdr.body_len = htobe16((uint16_t)(size - sizeof(wire->hdr)));
+
+	switch (msg->type) {
+	case LAB3_MSG_FILE_INFO:
+		len = strlen(msg->file_info.name);
+		if (len > LAB3_NAME_MAX)
+			return 0;
+		wire->file_info.length = htobe64(msg->file_info.length);
+		memcpy(wire->file_info.sha256, msg->file_info.sha256,
+		       LAB3_SHA256_LEN);
+		wire->file_info.name_len = (uint8_t)len;
+		memcpy(wire->file_info.name, msg->file_info.name, len);
+		break;
+	case LAB3_MSG_REGION:
+		wire->region.addr = htobe64(msg->region.addr);
+		wire->region.length = htobe64(msg->region.length);
+		wire->region.rkey = htobe32(msg->region.rkey);
+		break;
+	case LAB3_MSG_DONE:
+		wire->done.bytes = htobe64(msg->done.bytes);
+		break;
+	case LAB3_MSG_VERDICT:
+		wire->verdict.verdict = (uint8_t)msg->verdict.verdict;
+		break;
+	case LAB3_MSG_ID:
+		len = strlen(msg->id.id);
+		if (len > LAB3_ID_MAX)
+			return 0;
+		wire->id.id_len = (uint8_t)len;
+		memcpy(wire->id.id, msg->id.id, len);
+		break;
+	case LAB3_MSG_KEY:
+		memcpy(wire->key.key, msg->key.key, LAB3_KEY_LEN);
+		break;
+	case LAB3_MSG_ERROR:
+		len = strlen(msg->error.reason);
+		if (len > LAB3_REASON_MAX)
+			len = LAB3_REASON_MAX;	/* a reason may be cut short */
+		wire->error.code = (uint8_t)msg->error.code;
+		wire->error.reason_len = (uint8_t)len;
+		memcpy(wire->error.reason, msg->error.reason, len);
+		break;
+	}
+	return size;
+}
+
+/* lab3_decode_body: decode the body of a message whose header and size
+ * lab3_decode() has already checked. */
+static inline int lab3_decode_body(const union lab3_wire_msg *wire,
+				   struct lab3_msg *msg,
+				   char *why, size_t why_len)
+{
+	size_t len;
+
+	switch (msg->type) {
+	case LAB3_MSG_FILE_INFO:
+		msg->file_info.length = be64toh(wire->file_info.length);
+		memcpy(msg->file_info.sha256, wire->file_info.sha256,
+		       LAB3_SHA256_LEN);
+		len = wire->file_info.name_len;
+		if (len > 0 && lab3_check_name(wire->file_info.name, len,
+					       why, why_len) != 0)
+			return -1;
+		memcpy(msg->file_info.name, wire->file_info.name, len);
+		msg->file_info.name[len] = '\0';
+		return 0;
+	case LAB3_MSG_REGION:
+		if (wire->region.reserved != 0) {
+			snprintf(why, why_len, "REGION reserved field not zero");
+			return -1;
+		}
+		msg->region.addr = be64toh(wire->region.addr);
+		msg->region.length = be64toh(wire->region.length);
+		msg->region.rkey = be32toh(wire->region.rkey);
+		return 0;
+	case LAB3_MSG_DONE:
+		msg->done.bytes = be64toh(wire->done.bytes);
+		return 0;
+	case LAB3_MSG_VERDICT:
+		if (wire->verdict.verdict != LAB3_VERDICT_BAD &&
+		    wire->verdict.verdict != LAB3_VERDICT_GOOD) {
+			snprintf(why, why_len, "verdict %u is neither good nor bad",
+				 wire->verdict.verdict);
+			return -1;
+		}
+		if (!lab3_all_zero(wire->verdict.reserved,
+				   sizeof(wire->verdict.reserved))) {
+			snprintf(why, why_len, "VERDICT reserved bytes not zero");
+			return -1;
+		}
+		msg->verdict.verdict = (enum lab3_verdict)wire->verdict.verdict;
+		return 0;
+	case LAB3_MSG_ID:
+		len = wire->id.id_len;
+		if (lab3_check_id(wire->id.id, len, why, why_len) != 0)
+			return -1;
+		memcpy(msg->id.id, wire->id.id, len);
+		msg->id.id[len] = '\0';
+		return 0;
+	case LAB3_MSG_KEY:
+		memcpy(msg->key.key, wire->key.key, LAB3_KEY_LEN);
+		return 0;
+	case LAB3_MSG_ERROR:
+		len = wire->error.reason_len;
+		if (wire->error.code < 1 || wire->error.code > LAB3_ERR_LAST) {
+			snprintf(why, why_len, "ERROR code %u is unknown",
+				 wire->error.code);
+			return -1;
+		}
+		if (len > LAB3_REASON_MAX ||
+		    lab3_check_text(wire->error.reason, len) != 0) {
+			snprintf(why, why_len, "ERROR reason is not printable text");
+			return -1;
+		}
+		msg->error.code = (enum lab3_error_code)wire->error.code;
+		memcpy(msg->error.reason, wire->error.reason, len);
+		msg->error.reason[len] = '\0';
+		return 0;
+	}
+	snprintf(why, why_len, "message type %d is unknown", (int)msg->type);
+	return -1;
+}
+
+/* lab3_decode: check the BYTE_LEN bytes received at BUF and decode them into
+ * MSG.  Returns 0, or -1 with WHY saying what was wrong: a short message, a
+ * wrong magic, version, type or length, or a field out of range. */
+static inline int lab3_decode(const void *buf, size_t byte_len,
+			      struct lab3_msg *msg, char *why, size_t why_len)
+{
+	union lab3_wire_msg wire;
+	size_t size;
+
+	if (byte_len < sizeof(wire.hdr)) {
+		snprintf(why, why_len, "message of %zu bytes is shorter than "
+			 "a header", byte_len);
+		return -1;
+	}
+	if (byte_len > sizeof(wire)) {
+		snprintf(why, why_len, "message of %zu bytes is longer than "
+			 "any message", byte_len);
+		return -1;
+	}
+	memset(&wire, 0, sizeof(wire));
+	memcpy(&wire, buf, byte_len);
+	if (be32toh(wire.hdr.magic) != LAB3_MAGIC) {
+		snprintf(why, why_len, "bad magic 0x%08x (not a Lab 3 peer?)",
+			 be32toh(wire.hdr.magic));
+		return -1;
+	}
+	if (wire.hdr.version != LAB3_VERSION) {
+		snprintf(why, why_len, "peer speaks protocol version %u, "
+			 "this is version %d", wire.hdr.version, LAB3_VERSION);
+		return -1;
+	}
+	size = lab3_wire_size(wire.hdr.type);
+	if (size == 0) {
+		snprintf(why, why_len, "message type %u is unknown",
+			 wire.hdr.type);
+		return -1;
+	}
+	if (byte_len != size ||
+	    be16toh(wire.hdr.body_len) != size - sizeof(wire.hdr)) {
+		snprintf(why, why_len, "%s message of %zu bytes (body %u), "
+			 "expected %zu", lab3_msg_type_name(wire.hdr.type),
+			 byte_len, be16toh(wire.hdr.body_len), size);
+		return -1;
+	}
+	memset(msg, 0, sizeof(*msg));
+	msg->type = (enum lab3_msg_type)wire.hdr.type;
+	return lab3_decode_body(&wire, msg, why, why_len);
+}
+
+#endif /* LAB3_PROTOCOL_H */

@@ -1,0 +1,706 @@
+/*
+ * receiver.c - Lab 3's receiver: take files into memory by RDMA WRITE,
+ * check their SHA-256, and give each sender whose file arrived intact the
+ * secret key for its ID.
+ *
+ *   ./receiver [-a ADDR] [-p PORT] [-o DIR] [-m MAX_BYTES] [-k SECRET_FILE]
+ *              [-t SECONDS] [-v]
+ *   ./receiver [-k SECRET_FILE] --key-for ID
+ *
+ * It serves one session after another until SIGINT or SIGTERM.  A session
+ * follows the lab's sequence (see protocol.h), one function per state:
+ *
+ *   RECV_FILE_INFO   1. length, SHA-256, name; refuse what is too large
+ *   SEND_REGION      2. allocate and register a region, send addr/len/rkey
+ *   RECV_DONE        3. the sender RDMA-WRITEs, then says DONE
+ *   SEND_VERDICT     4. deregister (no more remote access), hash, compare,
+ *                       save the file if asked, send good or bad
+ *   RECV_ID          5. the student's ID
+ *   SEND_KEY         6. HMAC-SHA256(secret, ID), after a good verdict only
+ *   WAIT_DISCONNECT     the sender hangs up (bad verdicts come here from 4)
+ *
+ * A session that fails sends ERROR to the sender when it still can, and
+ * its summary line says why.  Either way the receiver goes back to
+ * listening.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common.h"
+
+#define DEFAULT_MAX_BYTES (1ULL << 30)	/* 1 GiB: the region is in memory */
+#define DEFAULT_SECRET ".lab3-secret"	/* in $HOME */
+
+enum session_state {
+	RECV_FILE_INFO,
+	SEND_REGION,
+	RECV_DONE,
+	SEND_VERDICT,
+	RECV_ID,
+	SEND_KEY,
+	WAIT_DISCONNECT,
+	SESSION_OVER,
+	SESSION_FAILED,
+};
+
+static const char *const state_names[] = {
+	[RECV_FILE_INFO] = "RECV_FILE_INFO",
+	[SEND_REGION] = "SEND_REGION",
+	[RECV_DONE] = "RECV_DONE",
+	[SEND_VERDICT] = "SEND_VERDICT",
+	[RECV_ID] = "RECV_ID",
+	[SEND_KEY] = "SEND_KEY",
+	[WAIT_DISCONNECT] = "WAIT_DISCONNECT",
+	[SESSION_OVER] = "SESSION_OVER",
+	[SESSION_FAILED] = "SESSION_FAILED",
+};
+
+/* The receiver's settings, from the command line. */
+struct options {
+	const char *addr;
+	const char *port;
+	const char *out_dir;
+	uint64_t max_bytes;
+	const char *secret_path;
+	const char *key_for;
+	int timeout_s;
+	int verbose;
+};
+
+/* One session: one sender, from connection to disconnection. */
+struct session {
+	const struct options *opt;
+	const uint8_t *secret;
+	struct lab3_conn conn;
+	unsigned number;
+	char peer[64];
+	struct timespec start;
+
+	uint64_t length;			/* from FILE_INFO */
+	uint8_t sha256[LAB3_SHA256_LEN];
+	char name[LAB3_NAME_MAX + 1];
+
+	uint8_t *region;			/* where the file lands */
+	struct ibv_mr *region_mr;
+
+	enum lab3_verdict verdict;
+	int has_verdict;
+	char id[LAB3_ID_MAX + 1];
+	int key_sent;
+	char saved_as[LAB3_NAME_MAX + 1];
+	char error[LAB3_ERR_LEN];		/* why the session failed */
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: receiver [-v] [-a ADDR] [-p PORT] [-o DIR] [-m MAX_BYTES]\n"
+		"                [-k SECRET_FILE] [-t SECONDS]\n"
+		"       receiver [-k SECRET_FILE] --key-for ID\n"
+		"\n"
+		"Serve Lab 3 senders one after another until SIGINT or SIGTERM.\n"
+		"\n"
+		"  -a ADDR         listen on ADDR only (default: all addresses)\n"
+		"  -p PORT         listen on PORT; 0 picks a free one (default %d)\n"
+		"  -o DIR          save each verified file into DIR under its base name\n"
+		"                  (or sha256-HASHPREFIX when the sender gave none)\n"
+		"  -m MAX_BYTES    refuse larger files; K, M, G suffixes (default 1G)\n"
+		"  -k SECRET_FILE  the secret keys derive from; created 0600 if missing\n"
+		"                  (default ~/%s)\n"
+		"  -t SECONDS      end a session after SECONDS of silence (default %d)\n"
+		"  -v              trace each state and each work completion on stderr\n"
+		"  --key-for ID    print the key a session with ID receives, and exit\n"
+		"  -h, --help      show this help\n"
+		"\n"
+		"Exit status: 0 stopped by a signal, or key printed; 1 usage error;\n"
+		"2 local error (secret file); 3 cannot listen (no RDMA device, address).\n",
+		LAB3_DEFAULT_PORT, DEFAULT_SECRET, LAB3_DEFAULT_TIMEOUT);
+}
+
+/* ---- Session failures ---- */
+
+/* fail: end the session: record why (for the summary line) and tell the
+ * sender with an ERROR of CODE, when the connection still allows. */
+static enum session_state fail(struct session *s, enum lab3_error_code code,
+			       const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->error, sizeof(s->error), fmt, ap);
+	va_end(ap);
+	lab3_send_error(&s->conn, code, s->error);
+	return SESSION_FAILED;
+}
+
+/* fail_conn: a message could not be sent or received; conn.err says why.
+ * A malformed message is the sender's protocol error. */
+static enum session_state fail_conn(struct session *s, int ret)
+{
+	if (ret == -EPROTO)
+		return fail(s, LAB3_ERR_PROTOCOL, "%s", s->conn.err);
+	snprintf(s->error, sizeof(s->error), "%s", s->conn.err);
+	return SESSION_FAILED;
+}
+
+/* expected_message: the one message type each receiving state accepts. */
+static enum lab3_msg_type expected_message(enum session_state state)
+{
+	switch (state) {
+	case RECV_FILE_INFO:	return LAB3_MSG_FILE_INFO;
+	case RECV_DONE:		return LAB3_MSG_DONE;
+	case RECV_ID:		return LAB3_MSG_ID;
+	default:		return 0;
+	}
+}
+
+/* receive: wait up to WAIT_MS for the message STATE expects.  Returns the
+ * state itself on success, or SESSION_FAILED. */
+static enum session_state receive(struct session *s, enum session_state state,
+				  struct lab3_msg *msg, int wait_ms)
+{
+	enum lab3_msg_type want = expected_message(state);
+	int ret = lab3_recv_msg(&s->conn, msg, wait_ms);
+
+	if (ret != 0)
+		return fail_conn(s, ret);
+	if (msg->type == LAB3_MSG_ERROR) {
+		snprintf(s->error, sizeof(s->error), "the sender gave up: %s",
+			 msg->error.reason);
+		return SESSION_FAILED;
+	}
+	if (msg->type != want)
+		return fail(s, LAB3_ERR_PROTOCOL, "protocol error: expected %s, "
+			    "got %s", lab3_msg_type_name(want),
+			    lab3_msg_type_name(msg->type));
+	return state;
+}
+
+/* ---- The states, in the lab's order ---- */
+
+static enum session_state recv_file_info(struct session *s)
+{
+	struct lab3_msg msg;
+
+	if (receive(s, RECV_FILE_INFO, &msg, 0) == SESSION_FAILED)
+		return SESSION_FAILED;
+	s->length = msg.file_info.length;
+	memcpy(s->sha256, msg.file_info.sha256, LAB3_SHA256_LEN);
+	snprintf(s->name, sizeof(s->name), "%s", msg.file_info.name);
+	/* Refuse before allocating anything. */
+	if (s->length > s->opt->max_bytes)
+		return fail(s, LAB3_ERR_TOO_LARGE, "file of %llu bytes is over "
+			    "the receiver's limit of %llu bytes",
+			    (unsigned long long)s->length,
+			    (unsigned long long)s->opt->max_bytes);
+	return SEND_REGION;
+}
+
+/* send_region: allocate one region the size of the file, register it for
+ * remote write, and send its descriptor.  A zero-length file gets an empty
+ * descriptor: there is nothing to write. */
+static enum session_state send_region(struct session *s)
+{
+	struct lab3_msg msg = { .type = LAB3_MSG_REGION };
+	int ret;
+
+	if (s->length > 0) {
+		s->region = mmap(NULL, s->length, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (s->region == MAP_FAILED) {
+			s->region = NULL;
+			return fail(s, LAB3_ERR_RESOURCES, "cannot allocate %llu "
+				    "bytes", (unsigned long long)s->length);
+		}
+		ret = lab3_reg_mr(&s->conn, s->region, s->length,
+				  IBV_ACCESS_LOCAL_WRITE |
+				  IBV_ACCESS_REMOTE_WRITE, &s->region_mr);
+		if (ret != 0)
+			return fail(s, LAB3_ERR_RESOURCES, "%s", s->conn.err);
+		msg.region.addr = (uintptr_t)s->region;
+		msg.region.length = s->length;
+		msg.region.rkey = s->region_mr->rkey;
+	}
+	ret = lab3_send_msg(&s->conn, &msg);
+	if (ret != 0)
+		return fail_conn(s, ret);
+	return RECV_DONE;
+}
+
+static enum session_state recv_done(struct session *s)
+{
+	struct lab3_msg msg;
+
+	/* The RDMA WRITEs come first, silently: allow for their time. */
+	if (receive(s, RECV_DONE, &msg,
+		    lab3_wait_for_bytes(&s->conn, s->length)) == SESSION_FAILED)
+		return SESSION_FAILED;
+	if (msg.done.bytes != s->length)
+		return fail(s, LAB3_ERR_PROTOCOL, "protocol error: DONE after "
+			    "%llu bytes, the file has %llu",
+			    (unsigned long long)msg.done.bytes,
+			    (unsigned long long)s->length);
+	return SEND_VERDICT;
+}
+
+/* write_all: write LEN bytes at BUF to FD, or return -1. */
+static int write_all(int fd, const uint8_t *buf, uint64_t len)
+{
+	while (len > 0) {
+		size_t chunk = len > (1u << 30) ? (1u << 30) : (size_t)len;
+		ssize_t n = write(fd, buf, chunk);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		buf += n;
+		len -= (uint64_t)n;
+	}
+	return 0;
+}
+
+/* save_file: store the verified region in the output directory, under its
+ * final name only once every byte is on disk: write a hidden temporary
+ * file, fsync it, rename it, fsync the directory. */
+static int save_file(struct session *s)
+{
+	const char *dir = s->opt->out_dir;
+	char tmp[PATH_MAX], final[PATH_MAX], hex[2 * LAB3_SHA256_LEN + 1];
+	int fd, dir_fd;
+
+	if (s->name[0] != '\0') {
+		snprintf(s->saved_as, sizeof(s->saved_as), "%s", s->name);
+	} else {
+		lab3_hex(s->sha256, LAB3_SHA256_LEN, hex);
+		snprintf(s->saved_as, sizeof(s->saved_as), "sha256-%.16s", hex);
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s/.lab3-partial-XXXXXX", dir) >=
+	    (int)sizeof(tmp) ||
+	    snprintf(final, sizeof(final), "%s/%s", dir, s->saved_as) >=
+	    (int)sizeof(final)) {
+		snprintf(s->error, sizeof(s->error), "%s: path too long", dir);
+		return -1;
+	}
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		snprintf(s->error, sizeof(s->error), "cannot save into %s: %s",
+			 dir, strerror(errno));
+		return -1;
+	}
+	if (write_all(fd, s->region, s->length) != 0 || fchmod(fd, 0644) != 0 ||
+	    fsync(fd) != 0 || close(fd) != 0) {
+		snprintf(s->error, sizeof(s->error), "cannot write %.120s: %s",
+			 tmp, strerror(errno));
+		close(fd);
+		unlink(tmp);
+		return -1;
+	}
+	if (rename(tmp, final) != 0) {
+		snprintf(s->error, sizeof(s->error), "cannot save %.120s: %s",
+			 final, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir_fd >= 0) {
+		fsync(dir_fd);
+		close(dir_fd);
+	}
+	return 0;
+}
+
+/* send_verdict: revoke the sender's access to the region, then hash what
+ * arrived and compare.  Deregistering first means no RDMA WRITE can change
+ * the bytes after they were checked. */
+static enum session_state send_verdict(struct session *s)
+{
+	struct lab3_msg msg = { .type = LAB3_MSG_VERDICT };
+	uint8_t sha256[LAB3_SHA256_LEN];
+	int ret;
+
+	if (s->region_mr != NULL) {
+		ibv_dereg_mr(s->region_mr);
+		s->region_mr = NULL;
+	}
+	if (lab3_sha256(s->region, s->length, sha256) != 0)
+		return fail(s, LAB3_ERR_INTERNAL, "cannot compute SHA-256");
+	s->has_verdict = 1;
+	s->verdict = memcmp(sha256, s->sha256, LAB3_SHA256_LEN) == 0 ?
+		     LAB3_VERDICT_GOOD : LAB3_VERDICT_BAD;
+	if (s->verdict == LAB3_VERDICT_GOOD && s->opt->out_dir != NULL &&
+	    save_file(s) != 0) {
+		s->saved_as[0] = '\0';
+		lab3_send_error(&s->conn, LAB3_ERR_INTERNAL,
+				"the receiver could not save the file");
+		return SESSION_FAILED;
+	}
+	msg.verdict.verdict = s->verdict;
+	ret = lab3_send_msg(&s->conn, &msg);
+	if (ret != 0)
+		return fail_conn(s, ret);
+	return s->verdict == LAB3_VERDICT_GOOD ? RECV_ID : WAIT_DISCONNECT;
+}
+
+static enum session_state recv_id(struct session *s)
+{
+	struct lab3_msg msg;
+
+	if (receive(s, RECV_ID, &msg, 0) == SESSION_FAILED)
+		return SESSION_FAILED;
+	snprintf(s->id, sizeof(s->id), "%s", msg.id.id);
+	return SEND_KEY;
+}
+
+static enum session_state send_key(struct session *s)
+{
+	struct lab3_msg msg = { .type = LAB3_MSG_KEY };
+	int ret;
+
+	if (lab3_key_for_id(s->secret, s->id, msg.key.key) != 0)
+		return fail(s, LAB3_ERR_INTERNAL, "cannot compute the key");
+	ret = lab3_send_msg(&s->conn, &msg);
+	if (ret != 0)
+		return fail_conn(s, ret);
+	s->key_sent = 1;
+	return WAIT_DISCONNECT;
+}
+
+/* wait_disconnect: the session's work is done; the sender hangs up.  A
+ * message instead is refused: after a bad verdict, an ID gets no key. */
+static enum session_state wait_disconnect(struct session *s)
+{
+	struct lab3_msg msg;
+	int ret = lab3_recv_msg(&s->conn, &msg, 0);
+
+	if (ret == -ECONNRESET)
+		return SESSION_OVER;
+	if (ret != 0)
+		return fail_conn(s, ret);
+	if (msg.type == LAB3_MSG_ID && s->verdict != LAB3_VERDICT_GOOD)
+		return fail(s, LAB3_ERR_NO_KEY, "no key for ID after a bad "
+			    "verdict");
+	return fail(s, LAB3_ERR_PROTOCOL, "protocol error: %s after the "
+		    "session's end", lab3_msg_type_name(msg.type));
+}
+
+/* run_session: the state machine of one session. */
+static void run_session(struct session *s)
+{
+	enum session_state state = RECV_FILE_INFO;
+
+	while (state != SESSION_OVER && state != SESSION_FAILED) {
+		if (s->opt->verbose)
+			fprintf(stderr, "receiver: session %u: state %s\n",
+				s->number, state_names[state]);
+		switch (state) {
+		case RECV_FILE_INFO:	state = recv_file_info(s); break;
+		case SEND_REGION:	state = send_region(s); break;
+		case RECV_DONE:		state = recv_done(s); break;
+		case SEND_VERDICT:	state = send_verdict(s); break;
+		case RECV_ID:		state = recv_id(s); break;
+		case SEND_KEY:		state = send_key(s); break;
+		case WAIT_DISCONNECT:	state = wait_disconnect(s); break;
+		case SESSION_OVER:
+		case SESSION_FAILED:
+			break;
+		}
+	}
+}
+
+/* ---- Serving ---- */
+
+/* print_summary: the session's one line on stdout. */
+static void print_summary(const struct session *s)
+{
+	const char *verdict = !s->has_verdict ? "none" :
+			      s->verdict == LAB3_VERDICT_GOOD ? "good" : "bad";
+	struct timespec end;
+	double seconds;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	seconds = (double)(end.tv_sec - s->start.tv_sec) +
+		  (double)(end.tv_nsec - s->start.tv_nsec) / 1e9;
+	printf("session %u from %s: id %s, %llu bytes, verdict %s",
+	       s->number, s->peer, s->id[0] ? s->id : "-",
+	       (unsigned long long)s->length, verdict);
+	if (s->key_sent)
+		printf(", key sent");
+	if (s->saved_as[0])
+		printf(", saved as %s", s->saved_as);
+	printf(", %.2f s", seconds);
+	if (s->error[0])
+		printf(", failed: %s", s->error);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* serve_one: accept one sender and run its session to the end.  Returns
+ * non-zero only when serving must stop. */
+static int serve_one(struct lab3_listener *listener,
+		     const struct options *opt, const uint8_t *secret,
+		     unsigned number)
+{
+	struct session s = {
+		.opt = opt,
+		.secret = secret,
+		.number = number,
+		.conn = {
+			.prog = "receiver",
+			.verbose = opt->verbose,
+			.timeout_ms = opt->timeout_s * 1000,
+		},
+	};
+	int ret;
+
+	ret = lab3_accept(listener, &s.conn);
+	if (s.conn.id == NULL) {
+		/* No sender came: a signal, or the listener broke. */
+		if (!stop_requested)
+			fprintf(stderr, "receiver: %s\n", s.conn.err);
+		lab3_conn_destroy(&s.conn);
+		return ret;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &s.start);
+	lab3_addr_name(s.conn.id, 1, s.peer, sizeof(s.peer));
+	if (ret != 0)
+		snprintf(s.error, sizeof(s.error), "%s", s.conn.err);
+	else
+		run_session(&s);
+
+	lab3_disconnect(&s.conn);
+	if (s.region_mr != NULL)
+		ibv_dereg_mr(s.region_mr);
+	if (s.region != NULL)
+		munmap(s.region, s.length);
+	lab3_conn_destroy(&s.conn);
+	print_summary(&s);
+	return 0;
+}
+
+/* ---- Command line ---- */
+
+/* parse_size: a byte count with an optional K, M or G suffix, or -1. */
+static int parse_size(const char *arg, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+	int shift = 0;
+
+	if (arg[0] < '0' || arg[0] > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno != 0)
+		return -1;
+	switch (*end) {
+	case 'K': shift = 10; end++; break;
+	case 'M': shift = 20; end++; break;
+	case 'G': shift = 30; end++; break;
+	}
+	if (*end != '\0' || v > (1ULL << 62) >> shift)
+		return -1;
+	*out = v << shift;
+	return 0;
+}
+
+/* parse_seconds: a timeout of 1 to 3600 seconds, or -1. */
+static int parse_seconds(const char *arg)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno != 0 || end == arg || *end != '\0' || v < 1 || v > 3600)
+		return -1;
+	return (int)v;
+}
+
+/* parse_port: check a port number 0..65535 (0: any free port). */
+static int parse_port(const char *arg)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno != 0 || end == arg || *end != '\0' || v < 0 || v > 65535)
+		return -1;
+	return 0;
+}
+
+static int parse_args(struct options *opt, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "key-for", required_argument, NULL, 'K' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt_char;
+
+	while ((opt_char = getopt_long(argc, argv, "a:hk:m:o:p:t:v", longopts,
+				       NULL)) != -1) {
+		switch (opt_char) {
+		case 'a': opt->addr = optarg; break;
+		case 'k': opt->secret_path = optarg; break;
+		case 'o': opt->out_dir = optarg; break;
+		case 'K': opt->key_for = optarg; break;
+		case 'v': opt->verbose = 1; break;
+		case 'p':
+			if (parse_port(optarg) != 0) {
+				fprintf(stderr, "receiver: -p %s: not a port "
+					"number\n", optarg);
+				return -1;
+			}
+			opt->port = optarg;
+			break;
+		case 'm':
+			if (parse_size(optarg, &opt->max_bytes) != 0) {
+				fprintf(stderr, "receiver: -m %s: not a byte "
+					"count\n", optarg);
+				return -1;
+			}
+			break;
+		case 't':
+			opt->timeout_s = parse_seconds(optarg);
+			if (opt->timeout_s < 0) {
+				fprintf(stderr, "receiver: -t %s: not a number "
+					"of seconds from 1 to 3600\n", optarg);
+				return -1;
+			}
+			break;
+		case 'h':
+			usage();
+			exit(LAB3_EXIT_OK);
+		default:
+			usage();
+			return -1;
+		}
+	}
+	if (optind != argc) {
+		usage();
+		return -1;
+	}
+	if (opt->key_for != NULL && (opt->addr || opt->out_dir ||
+				     strcmp(opt->port, "") != 0)) {
+		fprintf(stderr, "receiver: --key-for takes only -k\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* key_for: print the key a session with ID receives (--key-for). */
+static int key_for(const char *id, const uint8_t *secret)
+{
+	uint8_t key[LAB3_KEY_LEN];
+	char hex[2 * LAB3_KEY_LEN + 1], why[128];
+
+	if (lab3_check_id(id, strlen(id), why, sizeof(why)) != 0) {
+		fprintf(stderr, "receiver: --key-for: %s\n", why);
+		return LAB3_EXIT_USAGE;
+	}
+	if (lab3_key_for_id(secret, id, key) != 0) {
+		fprintf(stderr, "receiver: cannot compute the key\n");
+		return LAB3_EXIT_LOCAL;
+	}
+	lab3_hex(key, LAB3_KEY_LEN, hex);
+	printf("%s\n", hex);
+	return LAB3_EXIT_OK;
+}
+
+/* install_stop_handlers: SIGINT and SIGTERM end the serving loop.  No
+ * SA_RESTART: the blocking poll() must return so the loop sees the flag. */
+static void install_stop_handlers(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	struct options opt = {
+		.port = "",
+		.max_bytes = DEFAULT_MAX_BYTES,
+		.timeout_s = LAB3_DEFAULT_TIMEOUT,
+	};
+	struct lab3_listener listener = { 0 };
+	uint8_t secret[LAB3_SECRET_LEN];
+	char secret_path[PATH_MAX], err[LAB3_ERR_LEN], port[8], where[64];
+	uint16_t bound_port;
+	unsigned number = 0;
+	int status = LAB3_EXIT_OK;
+
+	if (parse_args(&opt, argc, argv) != 0)
+		return LAB3_EXIT_USAGE;
+	if (opt.secret_path == NULL) {
+		const char *home = getenv("HOME");
+
+		if (home == NULL) {
+			fprintf(stderr, "receiver: HOME is not set; give the "
+				"secret file with -k\n");
+			return LAB3_EXIT_USAGE;
+		}
+		snprintf(secret_path, sizeof(secret_path), "%s/%s", home,
+			 DEFAULT_SECRET);
+		opt.secret_path = secret_path;
+	}
+	if (lab3_load_secret(opt.secret_path, secret, err, sizeof(err)) != 0) {
+		fprintf(stderr, "receiver: %s\n", err);
+		return LAB3_EXIT_LOCAL;
+	}
+	if (opt.key_for != NULL)
+		return key_for(opt.key_for, secret);
+
+	if (opt.out_dir != NULL && access(opt.out_dir, W_OK | X_OK) != 0) {
+		fprintf(stderr, "receiver: -o %s: %s\n", opt.out_dir,
+			strerror(errno));
+		return LAB3_EXIT_LOCAL;
+	}
+	if (opt.port[0] == '\0') {
+		snprintf(port, sizeof(port), "%d", LAB3_DEFAULT_PORT);
+		opt.port = port;
+	}
+	install_stop_handlers();
+	if (lab3_listen(&listener, opt.addr, opt.port, &bound_port) != 0) {
+		fprintf(stderr, "receiver: listen on %s:%s: %s\n",
+			opt.addr ? opt.addr : "*", opt.port, listener.err);
+		lab3_listener_destroy(&listener);
+		return LAB3_EXIT_CONNECTION;
+	}
+	printf("listening on %s\n",
+	       lab3_addr_name(listener.id, 0, where, sizeof(where)));
+	fflush(stdout);
+
+	while (!stop_requested) {
+		if (serve_one(&listener, &opt, secret, ++number) != 0) {
+			if (!stop_requested)
+				status = LAB3_EXIT_CONNECTION;
+			break;
+		}
+	}
+	lab3_listener_destroy(&listener);
+	return status;
+}
