@@ -79,6 +79,22 @@ static void trace_wc(const struct lab3_conn *conn, const struct ibv_wc *wc)
 
 /* ---- Connection-manager events ---- */
 
+/* rejection_reason: the printable reason a receiver put in its rejection
+ * (see refuse_busy()), or NULL if there is none. */
+static const char *rejection_reason(const struct rdma_cm_event *event)
+{
+	const char *data = event->param.conn.private_data;
+	size_t max = event->param.conn.private_data_len;
+	size_t len;
+
+	if (data == NULL || max == 0)
+		return NULL;
+	len = strnlen(data, max);
+	if (len == 0 || len == max || lab3_check_text(data, len) != 0)
+		return NULL;
+	return data;
+}
+
 /* cm_event_error: explain an rdma_cm event that ends a connection attempt. */
 static int cm_event_error(struct lab3_conn *conn,
 			  const struct rdma_cm_event *event)
@@ -99,14 +115,10 @@ static int cm_event_error(struct lab3_conn *conn,
 			 "the receiver is unreachable");
 		return -EHOSTUNREACH;
 	case RDMA_CM_EVENT_REJECTED:
-		if (event->param.conn.private_data_len > 0 &&
-		    memchr(event->param.conn.private_data, '\0',
-			   event->param.conn.private_data_len) != NULL &&
-		    lab3_check_text(event->param.conn.private_data,
-				    strlen(event->param.conn.private_data)) == 0)
+		if (rejection_reason(event) != NULL)
 			snprintf(conn->err, sizeof(conn->err),
 				 "connection refused: %s",
-				 (const char *)event->param.conn.private_data);
+				 rejection_reason(event));
 		else
 			snprintf(conn->err, sizeof(conn->err),
 				 "connection refused (is a receiver "
@@ -463,8 +475,12 @@ int lab3_connect(struct lab3_conn *conn, const char *host, const char *port)
 		return ret;
 	if (rdma_resolve_route(conn->id, RESOLVE_TIMEOUT_MS) != 0) {
 		ret = -errno;
-		snprintf(conn->err, sizeof(conn->err), "rdma_resolve_route: %s",
-			 strerror(errno));
+		if (errno == ENODEV)
+			snprintf(conn->err, sizeof(conn->err),
+				 "no RDMA device reachable for that address");
+		else
+			snprintf(conn->err, sizeof(conn->err),
+				 "rdma_resolve_route: %s", strerror(errno));
 		return ret;
 	}
 	ret = wait_cm_event(conn, RDMA_CM_EVENT_ROUTE_RESOLVED,
@@ -936,9 +952,10 @@ static int create_secret(const char *path, uint8_t *secret, char *err,
 	}
 	lab3_hex(secret, LAB3_SECRET_LEN, hex);
 	strcat(hex, "\n");
+	errno = EIO;	/* what a short write without errno means */
 	if (write(fd, hex, strlen(hex)) != (ssize_t)strlen(hex) ||
 	    fsync(fd) != 0) {
-		ret = errno ? -errno : -EIO;
+		ret = -errno;
 		snprintf(err, err_len, "cannot write secret file %s: %s",
 			 path, strerror(errno));
 		unlink(path);

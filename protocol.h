@@ -315,7 +315,8 @@ static inline size_t lab3_encode(const struct lab3_msg *msg,
 
 	switch (msg->type) {
 	case LAB3_MSG_FILE_INFO:
-		len = strlen(msg->file_info.name);
+		len = strnlen(msg->file_info.name,
+			      sizeof(msg->file_info.name));
 		if (len > LAB3_NAME_MAX)
 			return 0;
 		wire->file_info.length = htobe64(msg->file_info.length);
@@ -336,7 +337,7 @@ static inline size_t lab3_encode(const struct lab3_msg *msg,
 		wire->verdict.verdict = (uint8_t)msg->verdict.verdict;
 		break;
 	case LAB3_MSG_ID:
-		len = strlen(msg->id.id);
+		len = strnlen(msg->id.id, sizeof(msg->id.id));
 		if (len > LAB3_ID_MAX)
 			return 0;
 		wire->id.id_len = (uint8_t)len;
@@ -346,7 +347,8 @@ static inline size_t lab3_encode(const struct lab3_msg *msg,
 		memcpy(wire->key.key, msg->key.key, LAB3_KEY_LEN);
 		break;
 	case LAB3_MSG_ERROR:
-		len = strlen(msg->error.reason);
+		len = strnlen(msg->error.reason,
+			      sizeof(msg->error.reason));
 		if (len > LAB3_REASON_MAX)
 			len = LAB3_REASON_MAX;	/* a reason may be cut short */
 		wire->error.code = (uint8_t)msg->error.code;

@@ -160,7 +160,10 @@ static int open_file(struct sender *s)
 	}
 	s->size = (uint64_t)st.st_size;
 	if (s->size > 0) {
-		s->data = mmap(NULL, s->size, PROT_READ, MAP_SHARED, s->fd, 0);
+		/* MAP_PRIVATE: rxe cannot pin a shared mapping of a tmpfs
+		 * file; read-only, the private mapping is the file all the
+		 * same. */
+		s->data = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, s->fd, 0);
 		if (s->data == MAP_FAILED) {
 			s->data = NULL;
 			fail(s, LAB3_EXIT_LOCAL, "%s: mmap: %s", s->path,

@@ -1,0 +1,1366 @@
+/*
+ * tests/unit.c - unit tests of the wire protocol (protocol.h) and of the
+ * hashes and the secret key (common.c).  No RDMA device is used.
+ *
+ * Each case prints "ok - NAME" or "not ok - NAME: detail"; the last line is
+ * "N passed, N failed", and the exit status is 1 when any case failed.
+ *
+ * Wire offsets are written out here as numbers, not taken from the structs
+ * in protocol.h, so that a change of the struct layout shows up as a failure
+ * instead of silently changing what is tested.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../common.h"
+#include "../protocol.h"
+
+/* Wire offsets, from the specification in protocol.h. */
+enum {
+	OFF_MAGIC = 0,
+	OFF_VERSION = 4,
+	OFF_TYPE = 5,
+	OFF_BODY_LEN = 6,
+	OFF_BODY = 8,
+
+	OFF_FILE_INFO_LENGTH = 8,
+	OFF_FILE_INFO_SHA256 = 16,
+	OFF_FILE_INFO_NAME_LEN = 48,
+	OFF_FILE_INFO_NAME = 49,
+
+	OFF_REGION_ADDR = 8,
+	OFF_REGION_LENGTH = 16,
+	OFF_REGION_RKEY = 24,
+	OFF_REGION_RESERVED = 28,
+
+	OFF_DONE_BYTES = 8,
+
+	OFF_VERDICT_VERDICT = 8,
+	OFF_VERDICT_RESERVED = 9,
+
+	OFF_ID_LEN = 8,
+	OFF_ID = 9,
+
+	OFF_KEY = 8,
+
+	OFF_ERROR_CODE = 8,
+	OFF_ERROR_REASON_LEN = 9,
+	OFF_ERROR_REASON = 10,
+};
+
+#define NAME_LEN 128		/* room for a case name */
+#define WHY_LEN 256		/* room for lab3_decode's reason */
+#define PATH_LEN 256		/* room for a path in the scratch directory */
+
+static int n_passed;
+static int n_failed;
+
+/* ---- Reporting ---- */
+
+/* pass: count case NAME as passed and say so. */
+static void pass(const char *name)
+{
+	printf("ok - %s\n", name);
+	n_passed++;
+}
+
+/* fail: count case NAME as failed and say why, so that the one line is
+ * enough to see what broke. */
+static void fail(const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void fail(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("not ok - %s: ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	n_failed++;
+}
+
+/* ---- Helpers ---- */
+
+/* get_be16: read a big-endian 16-bit number byte by byte, to check the
+ * wire form independently of the be16toh() the code uses. */
+static uint16_t get_be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+/* get_be32: the same for 32 bits. */
+static uint32_t get_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+/* get_be64: the same for 64 bits. */
+static uint64_t get_be64(const uint8_t *p)
+{
+	return (uint64_t)get_be32(p) << 32 | get_be32(p + 4);
+}
+
+/* put_be16: write V big-endian at P, to patch a header field. */
+static void put_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/* from_hex: decode the hex digits HEX into OUT; returns the byte count.
+ * The test vectors below are written in hex, as the RFCs print them. */
+static size_t from_hex(const char *hex, uint8_t *out)
+{
+	size_t n = 0;
+	unsigned int byte;
+
+	while (hex[0] != '\0' && hex[1] != '\0' &&
+	       sscanf(hex, "%2x", &byte) == 1) {
+		out[n++] = (uint8_t)byte;
+		hex += 2;
+	}
+	return n;
+}
+
+/* all_zero: 1 if the LEN bytes at P are zero.  Encode promises that unused
+ * wire bytes are zero, so no process memory leaks onto the network. */
+static int all_zero(const uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != 0)
+			return 0;
+	return 1;
+}
+
+/* ---- 1. Encode/decode round trips ---- */
+
+/* encode_checked: encode MSG into WIRE and check the size and the header's
+ * wire form: "LAB3", version 1, the type, and the big-endian body length.
+ * Returns 0, or -1 after reporting case NAME as failed. */
+static int encode_checked(const char *name, const struct lab3_msg *msg,
+			  union lab3_wire_msg *wire)
+{
+	size_t want = lab3_wire_size(msg->type);
+	size_t got;
+	const uint8_t *b = (const uint8_t *)wire;
+
+	memset(wire, 0xa5, sizeof(*wire));
+	got = lab3_encode(msg, wire);
+	if (want == 0 || got != want) {
+		fail(name, "lab3_encode returned %zu, expected %zu", got, want);
+		return -1;
+	}
+	if (memcmp(b + OFF_MAGIC, "LAB3", 4) != 0) {
+		fail(name, "magic bytes %02x %02x %02x %02x, expected 'LAB3'",
+		     b[0], b[1], b[2], b[3]);
+		return -1;
+	}
+	if (b[OFF_VERSION] != 1 || b[OFF_TYPE] != msg->type) {
+		fail(name, "version %u type %u, expected 1 and %d",
+		     b[OFF_VERSION], b[OFF_TYPE], (int)msg->type);
+		return -1;
+	}
+	if (get_be16(b + OFF_BODY_LEN) != want - OFF_BODY) {
+		fail(name, "body_len bytes %02x %02x, expected %zu big-endian",
+		     b[OFF_BODY_LEN], b[OFF_BODY_LEN + 1], want - OFF_BODY);
+		return -1;
+	}
+	return 0;
+}
+
+/* decode_checked: decode the SIZE bytes of WIRE into OUT and check that it
+ * succeeds with the type encoded.  Returns 0, or -1 after reporting. */
+static int decode_checked(const char *name, const union lab3_wire_msg *wire,
+			  size_t size, enum lab3_msg_type type,
+			  struct lab3_msg *out)
+{
+	char why[WHY_LEN] = "";
+	int rc;
+
+	memset(out, 0x5a, sizeof(*out));
+	rc = lab3_decode(wire, size, out, why, sizeof(why));
+	if (rc != 0) {
+		fail(name, "lab3_decode returned %d: %s", rc, why);
+		return -1;
+	}
+	if (out->type != type) {
+		fail(name, "decoded type %d, expected %d", (int)out->type,
+		     (int)type);
+		return -1;
+	}
+	return 0;
+}
+
+/* roundtrip_file_info: FILE_INFO carries the length, hash and base name the
+ * receiver checks; all three must survive the wire, the length big-endian
+ * at offset 8, the name after its length byte, the rest zero. */
+static void roundtrip_file_info(const char *name, uint64_t length,
+				const char *fname)
+{
+	struct lab3_msg in, out;
+	union lab3_wire_msg wire;
+	const uint8_t *b = (const uint8_t *)&wire;
+	size_t len = strlen(fname);
+
+	memset(&in, 0, sizeof(in));
+	in.type = LAB3_MSG_FILE_INFO;
+	in.file_info.length = length;
+	for (int i = 0; i < LAB3_SHA256_LEN; i++)
+		in.file_info.sha256[i] = (uint8_t)(0xf0 ^ i);
+	snprintf(in.file_info.name, sizeof(in.file_info.name), "%s", fname);
+
+	if (encode_checked(name, &in, &wire) != 0)
+		return;
+	if (get_be64(b + OFF_FILE_INFO_LENGTH) != length) {
+		fail(name, "wire length 0x%016llx, expected 0x%016llx",
+		     (unsigned long long)get_be64(b + OFF_FILE_INFO_LENGTH),
+		     (unsigned long long)length);
+		return;
+	}
+	if (memcmp(b + OFF_FILE_INFO_SHA256, in.file_info.sha256,
+		   LAB3_SHA256_LEN) != 0) {
+		fail(name, "wire SHA-256 not at offset %d",
+		     OFF_FILE_INFO_SHA256);
+		return;
+	}
+	if (b[OFF_FILE_INFO_NAME_LEN] != len ||
+	    memcmp(b + OFF_FILE_INFO_NAME, fname, len) != 0) {
+		fail(name, "wire name_len %u or name bytes wrong, expected %zu",
+		     b[OFF_FILE_INFO_NAME_LEN], len);
+		return;
+	}
+	if (!all_zero(b + OFF_FILE_INFO_NAME + len,
+		      LAB3_NAME_MAX - len)) {
+		fail(name, "unused name bytes on the wire are not zero");
+		return;
+	}
+	if (decode_checked(name, &wire, 304, LAB3_MSG_FILE_INFO, &out) != 0)
+		return;
+	if (out.file_info.length != length) {
+		fail(name, "decoded length %llu, expected %llu",
+		     (unsigned long long)out.file_info.length,
+		     (unsigned long long)length);
+		return;
+	}
+	if (memcmp(out.file_info.sha256, in.file_info.sha256,
+		   LAB3_SHA256_LEN) != 0) {
+		fail(name, "decoded SHA-256 differs");
+		return;
+	}
+	if (strcmp(out.file_info.name, fname) != 0) {
+		fail(name, "decoded name '%s', expected '%s'",
+		     out.file_info.name, fname);
+		return;
+	}
+	pass(name);
+}
+
+/* roundtrip_region: REGION carries a 64-bit address and length and a
+ * 32-bit rkey; all must arrive whole and big-endian (addr 0x0102...08 is
+ * bytes 01 02 ... 08 at offset 8), and reserved must go out as zero. */
+static void roundtrip_region(void)
+{
+	static const uint8_t want_addr[8] = {
+		0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08
+	};
+	static const uint8_t want_length[8] = {
+		0xf1, 0xe2, 0xd3, 0xc4, 0xb5, 0xa6, 0x97, 0x88
+	};
+	static const uint8_t want_rkey[4] = { 0xde, 0xad, 0xbe, 0xef };
+	const char *name = "round trip REGION, 64-bit addr and length, rkey";
+	struct lab3_msg in, out;
+	union lab3_wire_msg wire;
+	const uint8_t *b = (const uint8_t *)&wire;
+
+	memset(&in, 0, sizeof(in));
+	in.type = LAB3_MSG_REGION;
+	in.region.addr = 0x0102030405060708ull;
+	in.region.length = 0xf1e2d3c4b5a69788ull;
+	in.region.rkey = 0xdeadbeefu;
+
+	if (encode_checked(name, &in, &wire) != 0)
+		return;
+	if (memcmp(b + OFF_REGION_ADDR, want_addr, 8) != 0 ||
+	    memcmp(b + OFF_REGION_LENGTH, want_length, 8) != 0 ||
+	    memcmp(b + OFF_REGION_RKEY, want_rkey, 4) != 0) {
+		fail(name, "wire addr/length/rkey not big-endian at 8/16/24");
+		return;
+	}
+	if (!all_zero(b + OFF_REGION_RESERVED, 4)) {
+		fail(name, "reserved bytes on the wire are not zero");
+		return;
+	}
+	if (decode_checked(name, &wire, 32, LAB3_MSG_REGION, &out) != 0)
+		return;
+	if (out.region.addr != in.region.addr ||
+	    out.region.length != in.region.length ||
+	    out.region.rkey != in.region.rkey) {
+		fail(name, "decoded addr 0x%llx length 0x%llx rkey 0x%x",
+		     (unsigned long long)out.region.addr,
+		     (unsigned long long)out.region.length,
+		     out.region.rkey);
+		return;
+	}
+	pass(name);
+}
+
+/* roundtrip_done: DONE carries the byte count the sender wrote. */
+static void roundtrip_done(void)
+{
+	const char *name = "round trip DONE";
+	struct lab3_msg in, out;
+	union lab3_wire_msg wire;
+	const uint8_t *b = (const uint8_t *)&wire;
+
+	memset(&in, 0, sizeof(in));
+	in.type = LAB3_MSG_DONE;
+	in.done.bytes = 0x8000000000000001ull;
+
+	if (encode_checked(name, &in, &wire) != 0)
+		return;
+	if (get_be64(b + OFF_DONE_BYTES) != in.done.bytes) {
+		fail(name, "wire bytes field not big-endian at offset 8");
+		return;
+	}
+	if (decode_checked(name, &wire, 16, LAB3_MSG_DONE, &out) != 0)
+		return;
+	if (out.done.bytes != in.done.bytes) {
+		fail(name, "decoded bytes 0x%llx, expected 0x%llx",
+		     (unsigned long long)out.done.bytes,
+		     (unsigned long long)in.done.bytes);
+		return;
+	}
+	pass(name);
+}
+
+/* roundtrip_verdict: VERDICT is one byte, good or bad, and seven reserved
+ * zero bytes. */
+static void roundtrip_verdict(const char *name, enum lab3_verdict verdict)
+{
+	struct lab3_msg in, out;
+	union lab3_wire_msg wire;
+	const uint8_t *b = (const uint8_t *)&wire;
+
+	memset(&in, 0, sizeof(in));
+	in.type = LAB3_MSG_VERDICT;
+	in.verdict.verdict = verdict;
+
+	if (encode_checked(name, &in, &wire) != 0)
+		return;
+	if (b[OFF_VERDICT_VERDICT] != verdict ||
+	    !all_zero(b + OFF_VERDICT_RESERVED, 7)) {
+		fail(name, "wire verdict byte %u, expected %d and 7 zeros",
+		     b[OFF_VERDICT_VERDICT], (int)verdict);
+		return;
+	}
+	if (decode_checked(name, &wire, 16, LAB3_MSG_VERDICT, &out) != 0)
+		return;
+	if (out.verdict.verdict != verdict) {
+		fail(name, "decoded verdict %d, expected %d",
+		     (int)out.verdict.verdict, (int)verdict);
+		return;
+	}
+	pass(name);
+}
+
+/* roundtrip_id: ID carries the student's ID, 1 to 63 characters, after its
+ * length byte. */
+static void roundtrip_id(const char *name, const char *id)
+{
+	struct lab3_msg in, out;
+	union lab3_wire_msg wire;
+	const uint8_t *b = (const uint8_t *)&wire;
+	size_t len = strlen(id);
+
+	memset(&in, 0, sizeof(in));
+	in.type = LAB3_MSG_ID;
+	snprintf(in.id.id, sizeof(in.id.id), "%s", id);
+
+	if (encode_checked(name, &in, &wire) != 0)
+		return;
+	if (b[OFF_ID_LEN] != len || memcmp(b + OFF_ID, id, len) != 0 ||
+	    !all_zero(b + OFF_ID + len, LAB3_ID_MAX - len)) {
+		fail(name, "wire id_len %u or id bytes wrong, expected %zu",
+		     b[OFF_ID_LEN], len);
+		return;
+	}
+	if (decode_checked(name, &wire, 72, LAB3_MSG_ID, &out) != 0)
+		return;
+	if (strcmp(out.id.id, id) != 0) {
+		fail(name, "decoded ID '%s', expected '%s'", out.id.id, id);
+		return;
+	}
+	pass(name);
+}
+
+/* roundtrip_key: KEY carries the 32 key bytes unchanged. */
+static void roundtrip_key(void)
+{
+	const char *name = "round trip KEY";
+	struct lab3_msg in, out;
+	union lab3_wire_msg wire;
+	const uint8_t *b = (const uint8_t *)&wire;
+
+	memset(&in, 0, sizeof(in));
+	in.type = LAB3_MSG_KEY;
+	for (int i = 0; i < LAB3_KEY_LEN; i++)
+		in.key.key[i] = (uint8_t)(255 - 7 * i);
+
+	if (encode_checked(name, &in, &wire) != 0)
+		return;
+	if (memcmp(b + OFF_KEY, in.key.key, LAB3_KEY_LEN) != 0) {
+		fail(name, "wire key not at offset %d", OFF_KEY);
+		return;
+	}
+	if (decode_checked(name, &wire, 40, LAB3_MSG_KEY, &out) != 0)
+		return;
+	if (memcmp(out.key.key, in.key.key, LAB3_KEY_LEN) != 0) {
+		fail(name, "decoded key differs");
+		return;
+	}
+	pass(name);
+}
+
+/* roundtrip_error: ERROR carries a code and a reason.  IN's reason may be
+ * longer than LAB3_REASON_MAX (see roundtrip_error_cut); WANT is the reason
+ * expected after the trip. */
+static void roundtrip_error(const char *name, const struct lab3_msg *in,
+			    const char *want)
+{
+	struct lab3_msg out;
+	union lab3_wire_msg wire;
+	const uint8_t *b = (const uint8_t *)&wire;
+	size_t len = strlen(want);
+
+	if (encode_checked(name, in, &wire) != 0)
+		return;
+	if (b[OFF_ERROR_CODE] != in->error.code ||
+	    b[OFF_ERROR_REASON_LEN] != len ||
+	    memcmp(b + OFF_ERROR_REASON, want, len) != 0 ||
+	    !all_zero(b + OFF_ERROR_REASON + len, LAB3_REASON_MAX - len)) {
+		fail(name, "wire code %u reason_len %u, expected %d and %zu",
+		     b[OFF_ERROR_CODE], b[OFF_ERROR_REASON_LEN],
+		     (int)in->error.code, len);
+		return;
+	}
+	if (decode_checked(name, &wire, 128, LAB3_MSG_ERROR, &out) != 0)
+		return;
+	if (out.error.code != in->error.code ||
+	    strcmp(out.error.reason, want) != 0) {
+		fail(name, "decoded code %d reason '%s', expected %d '%s'",
+		     (int)out.error.code, out.error.reason,
+		     (int)in->error.code, want);
+		return;
+	}
+	pass(name);
+}
+
+/* roundtrip_errors: every error code, an empty reason, a reason of exactly
+ * LAB3_REASON_MAX characters. */
+static void roundtrip_errors(void)
+{
+	struct lab3_msg in;
+	char name[NAME_LEN];
+	char longest[LAB3_REASON_MAX + 1];
+
+	for (int code = 1; code <= LAB3_ERR_LAST; code++) {
+		memset(&in, 0, sizeof(in));
+		in.type = LAB3_MSG_ERROR;
+		in.error.code = (enum lab3_error_code)code;
+		snprintf(in.error.reason, sizeof(in.error.reason),
+			 "reason for code %d: ~ printable !", code);
+		snprintf(name, sizeof(name), "round trip ERROR code %d", code);
+		roundtrip_error(name, &in, in.error.reason);
+	}
+
+	memset(&in, 0, sizeof(in));
+	in.type = LAB3_MSG_ERROR;
+	in.error.code = LAB3_ERR_PROTOCOL;
+	roundtrip_error("round trip ERROR with an empty reason", &in, "");
+
+	memset(longest, 'r', LAB3_REASON_MAX);
+	longest[LAB3_REASON_MAX] = '\0';
+	memset(&in, 0, sizeof(in));
+	in.type = LAB3_MSG_ERROR;
+	in.error.code = LAB3_ERR_BUSY;
+	memcpy(in.error.reason, longest, sizeof(longest));
+	roundtrip_error("round trip ERROR reason of LAB3_REASON_MAX chars",
+			&in, longest);
+}
+
+/* roundtrip_error_cut: lab3_encode cuts a reason longer than
+ * LAB3_REASON_MAX to LAB3_REASON_MAX.  struct lab3_msg has room for only
+ * LAB3_REASON_MAX characters and a NUL, so the only way to hand encode a
+ * longer reason is to fill the whole array without a NUL; the zeroed rest
+ * of the union then ends the string one character later. */
+static void roundtrip_error_cut(void)
+{
+	struct lab3_msg in;
+	char want[LAB3_REASON_MAX + 1];
+
+	memset(&in, 0, sizeof(in));
+	in.type = LAB3_MSG_ERROR;
+	in.error.code = LAB3_ERR_TOO_LARGE;
+	memset(in.error.reason, 'c', sizeof(in.error.reason));
+	memset(want, 'c', LAB3_REASON_MAX);
+	want[LAB3_REASON_MAX] = '\0';
+	roundtrip_error("round trip ERROR reason over LAB3_REASON_MAX is cut",
+			&in, want);
+}
+
+/* encode_refuses: lab3_encode returns 0 for a message it cannot encode
+ * (unknown type, or an ID longer than LAB3_ID_MAX: no NUL in the array,
+ * as in roundtrip_error_cut), so that no malformed message is sent. */
+static void encode_refuses(void)
+{
+	static const int bad_types[] = { 0, 8, 255 };
+	struct lab3_msg in;
+	union lab3_wire_msg wire;
+	char name[NAME_LEN];
+	size_t got;
+
+	for (size_t i = 0; i < sizeof(bad_types) / sizeof(bad_types[0]); i++) {
+		snprintf(name, sizeof(name), "encode refuses type %d",
+			 bad_types[i]);
+		memset(&in, 0, sizeof(in));
+		in.type = (enum lab3_msg_type)bad_types[i];
+		got = lab3_encode(&in, &wire);
+		if (got != 0)
+			fail(name, "lab3_encode returned %zu", got);
+		else
+			pass(name);
+	}
+
+	memset(&in, 0, sizeof(in));
+	in.type = LAB3_MSG_ID;
+	memset(in.id.id, 'i', sizeof(in.id.id));
+	got = lab3_encode(&in, &wire);
+	if (got != 0)
+		fail("encode refuses an ID over LAB3_ID_MAX",
+		     "lab3_encode returned %zu", got);
+	else
+		pass("encode refuses an ID over LAB3_ID_MAX");
+}
+
+/* test_roundtrips: case group 1. */
+static void test_roundtrips(void)
+{
+	char longest_name[LAB3_NAME_MAX + 1];
+	char longest_id[LAB3_ID_MAX + 1];
+
+	roundtrip_file_info("round trip FILE_INFO with a name", 123456789,
+			    "notes.txt");
+	roundtrip_file_info("round trip FILE_INFO without a name",
+			    0xfedcba9876543210ull, "");
+	memset(longest_name, 'n', LAB3_NAME_MAX);
+	longest_name[LAB3_NAME_MAX] = '\0';
+	longest_name[100] = '.';
+	roundtrip_file_info("round trip FILE_INFO with a 255-character name",
+			    0x0102030405060708ull, longest_name);
+	roundtrip_region();
+	roundtrip_done();
+	roundtrip_verdict("round trip VERDICT good", LAB3_VERDICT_GOOD);
+	roundtrip_verdict("round trip VERDICT bad", LAB3_VERDICT_BAD);
+	roundtrip_id("round trip ID of 1 character", "x");
+	memset(longest_id, 'a', LAB3_ID_MAX);
+	longest_id[LAB3_ID_MAX] = '\0';
+	longest_id[0] = 'S';
+	longest_id[LAB3_ID_MAX - 1] = '9';
+	roundtrip_id("round trip ID of 63 characters", longest_id);
+	roundtrip_key();
+	roundtrip_errors();
+	roundtrip_error_cut();
+	encode_refuses();
+}
+
+/* ---- 2. Malformed messages ---- */
+
+/* make_valid: encode a valid message of TYPE into the zeroed buffer BUF
+ * (of at least LAB3_MSG_MAX bytes) and return its size.  Each rejection
+ * case patches one field of it, so the rejection is for that field. */
+static size_t make_valid(enum lab3_msg_type type, uint8_t *buf)
+{
+	struct lab3_msg msg;
+	union lab3_wire_msg wire;
+	size_t size;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.type = type;
+	switch (type) {
+	case LAB3_MSG_FILE_INFO:
+		msg.file_info.length = 4096;
+		strcpy(msg.file_info.name, "notes.txt");
+		break;
+	case LAB3_MSG_REGION:
+		msg.region.addr = 0x7f0000001000ull;
+		msg.region.length = 4096;
+		msg.region.rkey = 0x1234;
+		break;
+	case LAB3_MSG_DONE:
+		msg.done.bytes = 4096;
+		break;
+	case LAB3_MSG_VERDICT:
+		msg.verdict.verdict = LAB3_VERDICT_GOOD;
+		break;
+	case LAB3_MSG_ID:
+		strcpy(msg.id.id, "s1234567");
+		break;
+	case LAB3_MSG_KEY:
+		memset(msg.key.key, 0x42, LAB3_KEY_LEN);
+		break;
+	case LAB3_MSG_ERROR:
+		msg.error.code = LAB3_ERR_TOO_LARGE;
+		strcpy(msg.error.reason, "file too large");
+		break;
+	}
+	size = lab3_encode(&msg, &wire);
+	memcpy(buf, &wire, sizeof(wire));
+	return size;
+}
+
+/* expect_reject: lab3_decode must refuse the LEN bytes at BUF with -1 and
+ * say why, since the receiver reports that reason to its user. */
+static void expect_reject(const char *name, const uint8_t *buf, size_t len)
+{
+	struct lab3_msg msg;
+	char why[WHY_LEN] = "";
+	int rc;
+
+	rc = lab3_decode(buf, len, &msg, why, sizeof(why));
+	if (rc != -1)
+		fail(name, "lab3_decode returned %d, expected -1", rc);
+	else if (why[0] == '\0')
+		fail(name, "refused without a reason");
+	else
+		pass(name);
+}
+
+/* reject_patched: a valid message of TYPE with the byte at OFF set to
+ * VAL must be refused. */
+static void reject_patched(const char *name, enum lab3_msg_type type,
+			   size_t off, uint8_t val)
+{
+	uint8_t buf[LAB3_MSG_MAX + 8] = { 0 };
+	size_t size = make_valid(type, buf);
+
+	buf[off] = val;
+	expect_reject(name, buf, size);
+}
+
+/* reject_lengths: byte counts that are no message: empty, shorter than a
+ * header, longer than any message, one off the type's size. */
+static void reject_lengths(void)
+{
+	uint8_t buf[LAB3_MSG_MAX + 8] = { 0 };
+	char name[NAME_LEN];
+	size_t size;
+
+	make_valid(LAB3_MSG_DONE, buf);
+	expect_reject("reject byte_len 0", buf, 0);
+	expect_reject("reject byte_len 7 (shorter than a header)", buf, 7);
+	expect_reject("reject byte_len LAB3_MSG_MAX + 1", buf,
+		      LAB3_MSG_MAX + 1);
+
+	for (int type = LAB3_MSG_FILE_INFO; type <= LAB3_MSG_ERROR; type++) {
+		memset(buf, 0, sizeof(buf));
+		size = make_valid((enum lab3_msg_type)type, buf);
+		snprintf(name, sizeof(name),
+			 "reject %s of %zu bytes (one short)",
+			 lab3_msg_type_name(type), size - 1);
+		expect_reject(name, buf, size - 1);
+		snprintf(name, sizeof(name),
+			 "reject %s of %zu bytes (one over)",
+			 lab3_msg_type_name(type), size + 1);
+		expect_reject(name, buf, size + 1);
+	}
+}
+
+/* reject_header: a wrong magic, version, type or body_len. */
+static void reject_header(void)
+{
+	static const uint8_t bad_types[] = { 0, 8, 255 };
+	uint8_t buf[LAB3_MSG_MAX + 8];
+	char name[NAME_LEN];
+	size_t size;
+
+	reject_patched("reject wrong magic", LAB3_MSG_DONE, OFF_MAGIC, 'X');
+	reject_patched("reject magic in little-endian order", LAB3_MSG_DONE,
+		       OFF_MAGIC, '3');
+	reject_patched("reject version 0", LAB3_MSG_DONE, OFF_VERSION, 0);
+	reject_patched("reject version 2", LAB3_MSG_DONE, OFF_VERSION, 2);
+
+	for (size_t i = 0; i < sizeof(bad_types); i++) {
+		snprintf(name, sizeof(name), "reject unknown type %u",
+			 bad_types[i]);
+		reject_patched(name, LAB3_MSG_DONE, OFF_TYPE, bad_types[i]);
+	}
+
+	/* body_len that disagrees with a byte_len that is right. */
+	for (int type = LAB3_MSG_FILE_INFO; type <= LAB3_MSG_ERROR; type++) {
+		memset(buf, 0, sizeof(buf));
+		size = make_valid((enum lab3_msg_type)type, buf);
+		put_be16(buf + OFF_BODY_LEN, (uint16_t)(size - OFF_BODY + 1));
+		snprintf(name, sizeof(name), "reject %s with body_len one over",
+			 lab3_msg_type_name(type));
+		expect_reject(name, buf, size);
+		put_be16(buf + OFF_BODY_LEN, (uint16_t)(size - OFF_BODY - 1));
+		snprintf(name, sizeof(name),
+			 "reject %s with body_len one short",
+			 lab3_msg_type_name(type));
+		expect_reject(name, buf, size);
+	}
+	memset(buf, 0, sizeof(buf));
+	size = make_valid(LAB3_MSG_DONE, buf);
+	put_be16(buf + OFF_BODY_LEN, 0);
+	expect_reject("reject DONE with body_len 0", buf, size);
+	/* The body length in little-endian order: 8 as 08 00. */
+	buf[OFF_BODY_LEN] = 8;
+	buf[OFF_BODY_LEN + 1] = 0;
+	expect_reject("reject DONE with body_len in little-endian order",
+		      buf, size);
+}
+
+/* reject_file_info: a name the receiver must not turn into a file. */
+static void reject_file_info(void)
+{
+	static const uint8_t controls[] = { 0x01, 0x1f, 0x7f, 0x80, 0xff };
+	char name[NAME_LEN];
+
+	reject_patched("reject FILE_INFO name containing '/'",
+		       LAB3_MSG_FILE_INFO, OFF_FILE_INFO_NAME + 1, '/');
+	reject_patched("reject FILE_INFO name ending in '/'",
+		       LAB3_MSG_FILE_INFO, OFF_FILE_INFO_NAME + 8, '/');
+	reject_patched("reject FILE_INFO name starting with '.'",
+		       LAB3_MSG_FILE_INFO, OFF_FILE_INFO_NAME, '.');
+	reject_patched("reject FILE_INFO name starting with '/'",
+		       LAB3_MSG_FILE_INFO, OFF_FILE_INFO_NAME, '/');
+	for (size_t i = 0; i < sizeof(controls); i++) {
+		snprintf(name, sizeof(name),
+			 "reject FILE_INFO name with byte 0x%02x",
+			 controls[i]);
+		reject_patched(name, LAB3_MSG_FILE_INFO,
+			       OFF_FILE_INFO_NAME + 3, controls[i]);
+	}
+	/* "notes.txt" is 9 bytes; name_len 10 and 255 take in NULs. */
+	reject_patched("reject FILE_INFO name_len covering a NUL",
+		       LAB3_MSG_FILE_INFO, OFF_FILE_INFO_NAME_LEN, 10);
+	reject_patched("reject FILE_INFO name_len 255 over a short name",
+		       LAB3_MSG_FILE_INFO, OFF_FILE_INFO_NAME_LEN, 255);
+}
+
+/* reject_id: an ID that is empty, too long, or not printable. */
+static void reject_id(void)
+{
+	reject_patched("reject ID with id_len 0", LAB3_MSG_ID, OFF_ID_LEN, 0);
+	reject_patched("reject ID with id_len 64 (over LAB3_ID_MAX)",
+		       LAB3_MSG_ID, OFF_ID_LEN, LAB3_ID_MAX + 1);
+	reject_patched("reject ID with id_len 255", LAB3_MSG_ID, OFF_ID_LEN,
+		       255);
+	reject_patched("reject ID containing '\\n'", LAB3_MSG_ID, OFF_ID + 2,
+		       '\n');
+	reject_patched("reject ID containing '\\t'", LAB3_MSG_ID, OFF_ID + 2,
+		       '\t');
+	reject_patched("reject ID containing 0x7f", LAB3_MSG_ID, OFF_ID, 0x7f);
+	reject_patched("reject ID containing 0x80", LAB3_MSG_ID, OFF_ID + 7,
+		       0x80);
+	/* "s1234567" is 8 bytes; id_len 9 takes in a NUL. */
+	reject_patched("reject ID with id_len covering a NUL", LAB3_MSG_ID,
+		       OFF_ID_LEN, 9);
+}
+
+/* reject_fields: out-of-range VERDICT, REGION and ERROR fields. */
+static void reject_fields(void)
+{
+	reject_patched("reject VERDICT value 2", LAB3_MSG_VERDICT,
+		       OFF_VERDICT_VERDICT, 2);
+	reject_patched("reject VERDICT value 255", LAB3_MSG_VERDICT,
+		       OFF_VERDICT_VERDICT, 255);
+	reject_patched("reject VERDICT with first reserved byte nonzero",
+		       LAB3_MSG_VERDICT, OFF_VERDICT_RESERVED, 1);
+	reject_patched("reject VERDICT with last reserved byte nonzero",
+		       LAB3_MSG_VERDICT, OFF_VERDICT_RESERVED + 6, 0x80);
+	reject_patched("reject REGION with first reserved byte nonzero",
+		       LAB3_MSG_REGION, OFF_REGION_RESERVED, 1);
+	reject_patched("reject REGION with last reserved byte nonzero",
+		       LAB3_MSG_REGION, OFF_REGION_RESERVED + 3, 1);
+	reject_patched("reject ERROR code 0", LAB3_MSG_ERROR,
+		       OFF_ERROR_CODE, 0);
+	reject_patched("reject ERROR code 8", LAB3_MSG_ERROR,
+		       OFF_ERROR_CODE, LAB3_ERR_LAST + 1);
+	reject_patched("reject ERROR code 255", LAB3_MSG_ERROR,
+		       OFF_ERROR_CODE, 255);
+	reject_patched("reject ERROR reason with '\\n'", LAB3_MSG_ERROR,
+		       OFF_ERROR_REASON + 4, '\n');
+	reject_patched("reject ERROR reason with escape 0x1b",
+		       LAB3_MSG_ERROR, OFF_ERROR_REASON, 0x1b);
+	reject_patched("reject ERROR reason with 0xff", LAB3_MSG_ERROR,
+		       OFF_ERROR_REASON + 13, 0xff);
+	reject_patched("reject ERROR reason_len 119 (over LAB3_REASON_MAX)",
+		       LAB3_MSG_ERROR, OFF_ERROR_REASON_LEN,
+		       LAB3_REASON_MAX + 1);
+	reject_patched("reject ERROR reason_len 255", LAB3_MSG_ERROR,
+		       OFF_ERROR_REASON_LEN, 255);
+	/* "file too large" is 14 bytes; reason_len 20 takes in NULs. */
+	reject_patched("reject ERROR reason_len covering NULs",
+		       LAB3_MSG_ERROR, OFF_ERROR_REASON_LEN, 20);
+}
+
+/* check_baselines: the valid messages the rejection cases start from must
+ * decode, or the rejections would prove nothing. */
+static void check_baselines(void)
+{
+	uint8_t buf[LAB3_MSG_MAX + 8];
+	struct lab3_msg msg;
+	char name[NAME_LEN];
+	char why[WHY_LEN];
+	size_t size;
+	int rc;
+
+	for (int type = LAB3_MSG_FILE_INFO; type <= LAB3_MSG_ERROR; type++) {
+		snprintf(name, sizeof(name), "valid %s baseline decodes",
+			 lab3_msg_type_name(type));
+		memset(buf, 0, sizeof(buf));
+		why[0] = '\0';
+		size = make_valid((enum lab3_msg_type)type, buf);
+		rc = lab3_decode(buf, size, &msg, why, sizeof(why));
+		if (size != lab3_wire_size(type) || rc != 0)
+			fail(name, "size %zu, lab3_decode %d: %s", size, rc,
+			     why);
+		else
+			pass(name);
+	}
+}
+
+/* test_rejections: case group 2. */
+static void test_rejections(void)
+{
+	check_baselines();
+	reject_lengths();
+	reject_header();
+	reject_file_info();
+	reject_id();
+	reject_fields();
+}
+
+/* ---- 3. lab3_check_name and lab3_check_id ---- */
+
+/* expect_check: FN (lab3_check_name or lab3_check_id) on the LEN bytes at
+ * S must return WANT, and say why when it refuses. */
+static void expect_check(const char *name,
+			 int (*fn)(const char *, size_t, char *, size_t),
+			 const char *s, size_t len, int want)
+{
+	char why[WHY_LEN] = "";
+	int rc = fn(s, len, why, sizeof(why));
+
+	if (rc != want)
+		fail(name, "returned %d, expected %d (%s)", rc, want, why);
+	else if (rc != 0 && why[0] == '\0')
+		fail(name, "refused without a reason");
+	else
+		pass(name);
+}
+
+/* test_checks: case group 3, the name and ID rules on their own. */
+static void test_checks(void)
+{
+	char big[LAB3_NAME_MAX + 2];
+
+	expect_check("check_name accepts \"notes.txt\"", lab3_check_name,
+		     "notes.txt", 9, 0);
+	expect_check("check_name accepts \"a\"", lab3_check_name, "a", 1, 0);
+	expect_check("check_name accepts \"file-1_2.tar.gz\"",
+		     lab3_check_name, "file-1_2.tar.gz", 15, 0);
+	expect_check("check_name accepts \"a.\" and inner dots",
+		     lab3_check_name, "a.", 2, 0);
+	expect_check("check_name rejects \"...\" (leading '.')",
+		     lab3_check_name, "...", 3, -1);
+	expect_check("check_name rejects \".\"", lab3_check_name, ".", 1, -1);
+	expect_check("check_name rejects \"..\"", lab3_check_name, "..", 2,
+		     -1);
+	expect_check("check_name rejects \".hidden\"", lab3_check_name,
+		     ".hidden", 7, -1);
+	expect_check("check_name rejects \"a/b\"", lab3_check_name, "a/b", 3,
+		     -1);
+	expect_check("check_name rejects \"/\"", lab3_check_name, "/", 1, -1);
+	expect_check("check_name rejects the empty name", lab3_check_name,
+		     "", 0, -1);
+	expect_check("check_name rejects \"a\\nb\"", lab3_check_name, "a\nb",
+		     3, -1);
+	memset(big, 'b', sizeof(big));
+	expect_check("check_name accepts 255 characters", lab3_check_name,
+		     big, LAB3_NAME_MAX, 0);
+	expect_check("check_name rejects 256 characters", lab3_check_name,
+		     big, LAB3_NAME_MAX + 1, -1);
+
+	expect_check("check_id accepts \"s1234567\"", lab3_check_id,
+		     "s1234567", 8, 0);
+	expect_check("check_id accepts \"a\"", lab3_check_id, "a", 1, 0);
+	expect_check("check_id accepts \"Jane Doe ~!\"", lab3_check_id,
+		     "Jane Doe ~!", 11, 0);
+	expect_check("check_id accepts 63 characters", lab3_check_id, big,
+		     LAB3_ID_MAX, 0);
+	expect_check("check_id rejects 64 characters", lab3_check_id, big,
+		     LAB3_ID_MAX + 1, -1);
+	expect_check("check_id rejects the empty ID", lab3_check_id, "", 0,
+		     -1);
+	expect_check("check_id rejects \"a\\tb\"", lab3_check_id, "a\tb", 3,
+		     -1);
+	expect_check("check_id rejects \"ab\\n\"", lab3_check_id, "ab\n", 3,
+		     -1);
+}
+
+/* ---- 4. SHA-256 ---- */
+
+/* expect_sha256: lab3_sha256 of the LEN bytes at DATA must be the hex
+ * digest WANT. */
+static void expect_sha256(const char *name, const void *data, size_t len,
+			  const char *want)
+{
+	uint8_t digest[LAB3_SHA256_LEN];
+	char hex[2 * LAB3_SHA256_LEN + 1];
+	int rc;
+
+	rc = lab3_sha256(data, len, digest);
+	if (rc != 0) {
+		fail(name, "lab3_sha256 returned %d", rc);
+		return;
+	}
+	lab3_hex(digest, sizeof(digest), hex);
+	if (strcmp(hex, want) != 0)
+		fail(name, "got %s, expected %s", hex, want);
+	else
+		pass(name);
+}
+
+/* test_hex: lab3_hex writes lowercase digits and a NUL, and nothing more;
+ * every digest comparison below relies on it. */
+static void test_hex(void)
+{
+	static const uint8_t in[4] = { 0x00, 0xab, 0x5f, 0xff };
+	char out[16];
+
+	memset(out, 'X', sizeof(out));
+	lab3_hex(in, sizeof(in), out);
+	if (memcmp(out, "00ab5fff", 9) != 0 || out[9] != 'X')
+		fail("lab3_hex", "got '%.9s', expected '00ab5fff'", out);
+	else
+		pass("lab3_hex");
+}
+
+/* test_sha256: case group 4, the FIPS 180-2 examples. */
+static void test_sha256(void)
+{
+	const size_t million = 1000000;
+	char *a;
+
+	test_hex();
+	expect_sha256("SHA-256 of \"\"", "", 0,
+		      "e3b0c44298fc1c149afbf4c8996fb924"
+		      "27ae41e4649b934ca495991b7852b855");
+	expect_sha256("SHA-256 of \"abc\"", "abc", 3,
+		      "ba7816bf8f01cfea414140de5dae2223"
+		      "b00361a396177a9cb410ff61f20015ad");
+	expect_sha256("SHA-256 of the 448-bit message",
+		      "abcdbcdecdefdefgefghfghighijhijk"
+		      "ijkljklmklmnlmnomnopnopq", 56,
+		      "248d6a61d20638b8e5c026930c3e6039"
+		      "a33ce45964ff2167f6ecedd419db06c1");
+	a = malloc(million);
+	if (a == NULL) {
+		fail("SHA-256 of one million 'a'", "out of memory");
+		return;
+	}
+	memset(a, 'a', million);
+	expect_sha256("SHA-256 of one million 'a'", a, million,
+		      "cdc76e5c9914fb9281a1c7e284d73e67"
+		      "f1809a48a497200e046d39ccc7112cd0");
+	free(a);
+}
+
+/* ---- 5. HMAC-SHA256 ---- */
+
+/*
+ * An RFC 4231 test case.  The key is KEY_HEX, or KEY_LEN bytes of KEY_FILL
+ * when KEY_HEX is NULL; the data is the text DATA, or DATA_LEN bytes of
+ * DATA_FILL when DATA is NULL.
+ */
+struct hmac_vector {
+	const char *name;
+	const char *key_hex;
+	uint8_t key_fill;
+	size_t key_len;
+	const char *data;
+	uint8_t data_fill;
+	size_t data_len;
+	const char *mac;
+};
+
+static const struct hmac_vector hmac_vectors[] = {
+	{
+		.name = "HMAC-SHA256 RFC 4231 test case 1",
+		.key_fill = 0x0b, .key_len = 20,
+		.data = "Hi There",
+		.mac = "b0344c61d8db38535ca8afceaf0bf12b"
+		       "881dc200c9833da726e9376c2e32cff7",
+	},
+	{
+		.name = "HMAC-SHA256 RFC 4231 test case 2",
+		.key_hex = "4a656665",			/* "Jefe" */
+		.data = "what do ya want for nothing?",
+		.mac = "5bdcc146bf60754e6a042426089575c7"
+		       "5a003f089d2739839dec58b964ec3843",
+	},
+	{
+		.name = "HMAC-SHA256 RFC 4231 test case 3",
+		.key_fill = 0xaa, .key_len = 20,
+		.data_fill = 0xdd, .data_len = 50,
+		.mac = "773ea91e36800e46854db8ebd09181a7"
+		       "2959098b3ef8c122d9635514ced565fe",
+	},
+	{
+		.name = "HMAC-SHA256 RFC 4231 test case 4",
+		.key_hex = "0102030405060708090a0b0c0d0e0f10"
+			   "111213141516171819",
+		.data_fill = 0xcd, .data_len = 50,
+		.mac = "82558a389a443c0ea4cc819899f2083a"
+		       "85f0faa3e578f8077a2e3ff46729665b",
+	},
+	{
+		.name = "HMAC-SHA256 RFC 4231 test case 6",
+		.key_fill = 0xaa, .key_len = 131,
+		.data = "Test Using Larger Than Block-Size Key - "
+			"Hash Key First",
+		.mac = "60e431591ee0b67f0d8a26aacbf5b77f"
+		       "8e0bc6213728c5140546040f0ee37f54",
+	},
+	{
+		.name = "HMAC-SHA256 RFC 4231 test case 7",
+		.key_fill = 0xaa, .key_len = 131,
+		.data = "This is a test using a larger than block-size "
+			"key and a larger than block-size data. The key "
+			"needs to be hashed before being used by the HMAC "
+			"algorithm.",
+		.mac = "9b09ffa71b942fcb27635fbcd5b0e944"
+		       "bfdc63644f0713938a7f51535c3a35e2",
+	},
+};
+
+/* expect_hmac: lab3_hmac_sha256 of vector V must be its MAC. */
+static void expect_hmac(const struct hmac_vector *v)
+{
+	uint8_t key[256], data[256], mac[LAB3_KEY_LEN];
+	char hex[2 * LAB3_KEY_LEN + 1];
+	size_t key_len, data_len;
+	int rc;
+
+	if (v->key_hex != NULL) {
+		key_len = from_hex(v->key_hex, key);
+	} else {
+		key_len = v->key_len;
+		memset(key, v->key_fill, key_len);
+	}
+	if (v->data != NULL) {
+		data_len = strlen(v->data);
+		memcpy(data, v->data, data_len);
+	} else {
+		data_len = v->data_len;
+		memset(data, v->data_fill, data_len);
+	}
+	rc = lab3_hmac_sha256(key, key_len, data, data_len, mac);
+	if (rc != 0) {
+		fail(v->name, "lab3_hmac_sha256 returned %d", rc);
+		return;
+	}
+	lab3_hex(mac, sizeof(mac), hex);
+	if (strcmp(hex, v->mac) != 0)
+		fail(v->name, "got %s, expected %s", hex, v->mac);
+	else
+		pass(v->name);
+}
+
+/* test_hmac: case group 5.  RFC 4231 case 5 is truncated to 128 bits, so
+ * it does not fit a function that gives the whole MAC. */
+static void test_hmac(void)
+{
+	for (size_t i = 0; i < sizeof(hmac_vectors) / sizeof(hmac_vectors[0]);
+	     i++)
+		expect_hmac(&hmac_vectors[i]);
+}
+
+/* ---- 6. lab3_key_for_id ---- */
+
+/* expect_key_for_id: the key for ID must be HMAC-SHA256(SECRET, ID) over
+ * exactly the ID's characters, without its NUL. */
+static void expect_key_for_id(const char *name, const uint8_t *secret,
+			      const char *id)
+{
+	uint8_t key[LAB3_KEY_LEN], want[LAB3_KEY_LEN];
+	int rc;
+
+	rc = lab3_key_for_id(secret, id, key);
+	if (rc != 0) {
+		fail(name, "lab3_key_for_id returned %d", rc);
+		return;
+	}
+	rc = lab3_hmac_sha256(secret, LAB3_SECRET_LEN, id, strlen(id), want);
+	if (rc != 0) {
+		fail(name, "lab3_hmac_sha256 returned %d", rc);
+		return;
+	}
+	if (memcmp(key, want, LAB3_KEY_LEN) != 0)
+		fail(name, "key differs from HMAC-SHA256(secret, id)");
+	else
+		pass(name);
+}
+
+/* test_key_for_id: case group 6, and one known answer (from openssl dgst
+ * -sha256 -mac HMAC), so that key and secret cannot be swapped in both
+ * functions alike. */
+static void test_key_for_id(void)
+{
+	static const char *want = "7dbf4bc95c4df5d077779aa9a8e5c23e"
+				  "c70a08f983d6f55628bf0869e6c9d27e";
+	const char *name = "key_for_id known answer for \"s1234567\"";
+	uint8_t secret[LAB3_SECRET_LEN];
+	uint8_t key[LAB3_KEY_LEN];
+	char hex[2 * LAB3_KEY_LEN + 1];
+	char longest[LAB3_ID_MAX + 1];
+	int rc;
+
+	for (int i = 0; i < LAB3_SECRET_LEN; i++)
+		secret[i] = (uint8_t)i;
+	memset(longest, 'z', LAB3_ID_MAX);
+	longest[LAB3_ID_MAX] = '\0';
+	expect_key_for_id("key_for_id is HMAC(secret, \"s1234567\")", secret,
+			  "s1234567");
+	expect_key_for_id("key_for_id is HMAC(secret, \"a\")", secret, "a");
+	expect_key_for_id("key_for_id is HMAC(secret, 63-char ID)", secret,
+			  longest);
+
+	rc = lab3_key_for_id(secret, "s1234567", key);
+	lab3_hex(key, sizeof(key), hex);
+	if (rc != 0)
+		fail(name, "lab3_key_for_id returned %d", rc);
+	else if (strcmp(hex, want) != 0)
+		fail(name, "got %s, expected %s", hex, want);
+	else
+		pass(name);
+}
+
+/* ---- 7. lab3_load_secret ---- */
+
+/* write_file: create PATH with the LEN bytes at TEXT; 0 or -1. */
+static int write_file(const char *path, const char *text, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, text, len);
+	if (close(fd) != 0 || n != (ssize_t)len)
+		return -1;
+	return 0;
+}
+
+/* load_checked: load the secret at PATH into SECRET, reporting case NAME
+ * as failed if lab3_load_secret does.  Returns 0 or -1. */
+static int load_checked(const char *name, const char *path, uint8_t *secret)
+{
+	char err[LAB3_ERR_LEN] = "";
+	int rc;
+
+	rc = lab3_load_secret(path, secret, err, sizeof(err));
+	if (rc != 0) {
+		fail(name, "lab3_load_secret returned %d: %s", rc, err);
+		return -1;
+	}
+	return 0;
+}
+
+/* expect_load_refused: a secret file with the LEN bytes at TEXT must be
+ * refused with an error, never read as a weak or partial key. */
+static void expect_load_refused(const char *name, const char *dir,
+				const char *text, size_t len)
+{
+	char path[PATH_LEN];
+	char err[LAB3_ERR_LEN] = "";
+	uint8_t secret[LAB3_SECRET_LEN];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/bad", dir);
+	if (write_file(path, text, len) != 0) {
+		fail(name, "cannot write %s: %s", path, strerror(errno));
+		return;
+	}
+	rc = lab3_load_secret(path, secret, err, sizeof(err));
+	if (rc == 0)
+		fail(name, "lab3_load_secret accepted it");
+	else if (err[0] == '\0')
+		fail(name, "refused (%d) without a message", rc);
+	else
+		pass(name);
+	unlink(path);
+}
+
+/* test_created_secret: a missing secret file is created, private to its
+ * owner, and read back the same; another file holds another secret. */
+static void test_created_secret(const char *dir)
+{
+	const char *name;
+	char path[PATH_LEN], other[PATH_LEN];
+	uint8_t first[LAB3_SECRET_LEN], again[LAB3_SECRET_LEN];
+	uint8_t second[LAB3_SECRET_LEN];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/secret", dir);
+	snprintf(other, sizeof(other), "%s/other-secret", dir);
+
+	name = "load_secret creates a missing file with mode 0600";
+	if (load_checked(name, path, first) != 0) {
+		unlink(path);
+		return;
+	}
+	if (stat(path, &st) != 0)
+		fail(name, "stat %s: %s", path, strerror(errno));
+	else if ((st.st_mode & 0777) != 0600)
+		fail(name, "mode %04o, expected 0600",
+		     (unsigned int)(st.st_mode & 0777));
+	else if (!S_ISREG(st.st_mode))
+		fail(name, "not a regular file");
+	else
+		pass(name);
+
+	name = "load_secret gives the same secret twice";
+	if (load_checked(name, path, again) == 0) {
+		if (memcmp(first, again, LAB3_SECRET_LEN) != 0)
+			fail(name, "second load differs from the first");
+		else
+			pass(name);
+	}
+
+	name = "load_secret creates a different secret for another file";
+	if (load_checked(name, other, second) == 0) {
+		if (memcmp(first, second, LAB3_SECRET_LEN) == 0)
+			fail(name, "two new files hold the same secret");
+		else if (all_zero(first, LAB3_SECRET_LEN))
+			fail(name, "the secret is all zeros");
+		else
+			pass(name);
+	}
+	unlink(path);
+	unlink(other);
+}
+
+/* test_written_secret: a file written by hand in the format
+ * lab3_load_secret creates (64 lowercase hex digits, a newline) gives
+ * exactly those bytes. */
+static void test_written_secret(const char *dir)
+{
+	static const char text[] = "00112233445566778899aabbccddeeff"
+				   "0f1e2d3c4b5a69788796a5b4c3d2e1f0\n";
+	const char *name = "load_secret reads a hand-written file";
+	char path[PATH_LEN];
+	uint8_t want[LAB3_SECRET_LEN], got[LAB3_SECRET_LEN];
+	char hex[2 * LAB3_SECRET_LEN + 1];
+
+	snprintf(path, sizeof(path), "%s/written", dir);
+	from_hex(text, want);
+	if (write_file(path, text, sizeof(text) - 1) != 0) {
+		fail(name, "cannot write %s: %s", path, strerror(errno));
+		return;
+	}
+	if (load_checked(name, path, got) == 0) {
+		lab3_hex(got, sizeof(got), hex);
+		if (memcmp(got, want, LAB3_SECRET_LEN) != 0)
+			fail(name, "got %s, expected %.64s", hex, text);
+		else
+			pass(name);
+	}
+	unlink(path);
+}
+
+/* test_shared_secret: a valid secret file that others may read is refused,
+ * since anyone who reads it can make the key for any ID. */
+static void test_shared_secret(const char *dir)
+{
+	static const char text[] = "00112233445566778899aabbccddeeff"
+				   "0f1e2d3c4b5a69788796a5b4c3d2e1f0\n";
+	const char *name = "load_secret refuses a file readable by others";
+	char path[PATH_LEN];
+	char err[LAB3_ERR_LEN] = "";
+	uint8_t secret[LAB3_SECRET_LEN];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/shared", dir);
+	if (write_file(path, text, sizeof(text) - 1) != 0 ||
+	    chmod(path, 0644) != 0) {
+		fail(name, "cannot write %s: %s", path, strerror(errno));
+		unlink(path);
+		return;
+	}
+	rc = lab3_load_secret(path, secret, err, sizeof(err));
+	if (rc == 0)
+		fail(name, "lab3_load_secret accepted mode 0644");
+	else if (err[0] == '\0')
+		fail(name, "refused (%d) without a message", rc);
+	else
+		pass(name);
+	unlink(path);
+}
+
+/* test_load_secret: case group 7, in a scratch directory of its own that
+ * must be empty again at the end (no temporary file left behind). */
+static void test_load_secret(void)
+{
+	char dir[] = "/tmp/lab3-unit.XXXXXX";
+
+	if (mkdtemp(dir) == NULL) {
+		fail("load_secret scratch directory", "mkdtemp: %s",
+		     strerror(errno));
+		return;
+	}
+	test_created_secret(dir);
+	test_written_secret(dir);
+	test_shared_secret(dir);
+	expect_load_refused("load_secret refuses \"hello\\n\"", dir,
+			    "hello\n", 6);
+	expect_load_refused("load_secret refuses an empty file", dir, "", 0);
+	expect_load_refused("load_secret refuses 62 hex digits", dir,
+			    "00112233445566778899aabbccddeeff"
+			    "0f1e2d3c4b5a69788796a5b4c3d2e1\n", 63);
+	expect_load_refused("load_secret refuses a non-hex digit", dir,
+			    "00112233445566778899aabbccddeeff"
+			    "0f1e2d3c4b5a69788796a5b4c3d2e1fg\n", 65);
+	if (rmdir(dir) != 0)
+		fail("load_secret leaves nothing behind", "rmdir %s: %s", dir,
+		     strerror(errno));
+	else
+		pass("load_secret leaves nothing behind");
+}
+
+/* main: run every case group, then the summary line; exit 1 if any case
+ * failed, so that tests/unit.test and CI see it. */
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	test_roundtrips();
+	test_rejections();
+	test_checks();
+	test_sha256();
+	test_hmac();
+	test_key_for_id();
+	test_load_secret();
+	printf("%d passed, %d failed\n", n_passed, n_failed);
+	return n_failed == 0 ? 0 : 1;
+}
