@@ -2,7 +2,7 @@
 # Helpers for the test scripts: source it, then state expectations.  The
 # first expectation that does not hold ends the test with status 1.
 set -u
-cd "$(dirname "$0")/.." || exit 1
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 
 # fail MESSAGE: end the test, saying what did not hold.
 fail() {

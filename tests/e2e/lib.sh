@@ -1,0 +1,41 @@
+# shellcheck shell=bash
+# Helpers for the end-to-end scripts that run on the bed: tests/lib.sh's
+# expectations, the receiver helpers, and one sender run at a time.
+. tests/lib.sh
+. tests/receiver-lib.sh
+
+# run_sender [ARGS...]: run ./sender ARGS; keep its stdout, stderr and exit
+# status in SENDER_OUT, SENDER_ERR and SENDER_STATUS.
+run_sender() {
+	./sender "$@" >"$TEST_TMP/sender.out" 2>"$TEST_TMP/sender.err"
+	SENDER_STATUS=$?
+	SENDER_OUT=$(cat "$TEST_TMP/sender.out")
+	SENDER_ERR=$(cat "$TEST_TMP/sender.err")
+}
+
+# expect_sender_fails STATUS PATTERN WHAT: the sender exited with STATUS,
+# said one line on stderr matching PATTERN, and printed no key.
+expect_sender_fails() {
+	expect_status "$1" "$SENDER_STATUS" "$3 (stderr: $SENDER_ERR)"
+	[ -z "$SENDER_OUT" ] || fail "$3: printed on stdout: $SENDER_OUT"
+	[ "$(printf '%s\n' "$SENDER_ERR" | wc -l)" -eq 1 ] ||
+		fail "$3: not one line on stderr: $SENDER_ERR"
+	printf '%s\n' "$SENDER_ERR" | grep -Eq "$2" ||
+		fail "$3: stderr '$SENDER_ERR' does not match '$2'"
+}
+
+# make_file PATH BYTES: a file of BYTES random bytes.
+make_file() {
+	head -c "$2" /dev/urandom >"$1" || fail "cannot create $1"
+}
+
+# expect_saved_only DIR NAME...: DIR holds exactly the files NAME...,
+# with no temporary file left behind.
+expect_saved_only() {
+	local dir=$1 want got
+	shift
+	want=$(printf '%s\n' "$@" | sort)
+	got=$(ls -A "$dir" | sort)
+	[ "$got" = "$want" ] ||
+		fail "files in $dir: '$(echo $got)', expected '$(echo $want)'"
+}

@@ -1,0 +1,49 @@
+# shellcheck shell=bash
+# Run a receiver in the background and follow its stdout line by line,
+# without sleeping: its stdout is a FIFO that we read with a time limit.
+# Source it in a script that runs on the bed (scripts/rxe-run), from the
+# repository root.
+#
+#   start_receiver [ARGS...]   start ./receiver -p 0 ARGS; wait for its
+#                              "listening on" line; set RX_PID, RX_PORT
+#   next_line [SECONDS]        print the receiver's next stdout line
+#                              (default limit 60 s); fail if none comes
+#   stop_receiver              SIGTERM it and wait; set RX_STATUS to its
+#                              exit status
+
+RX_DIR=$(mktemp -d /tmp/receiver.XXXXXX)
+
+start_receiver() {
+	local line
+	mkfifo "$RX_DIR/stdout"
+	./receiver -p 0 "$@" >"$RX_DIR/stdout" 2>"$RX_DIR/stderr" &
+	RX_PID=$!
+	exec {RX_FD}<"$RX_DIR/stdout"
+	if ! line=$(next_line 30); then
+		echo "the receiver did not start listening:" >&2
+		cat "$RX_DIR/stderr" >&2
+		return 1
+	fi
+	case $line in
+	"listening on "*) RX_PORT=${line##*:} ;;
+	*)
+		echo "unexpected first line from the receiver: $line" >&2
+		return 1
+		;;
+	esac
+}
+
+next_line() {
+	local line
+	if ! IFS= read -r -t "${1:-60}" line <&"$RX_FD"; then
+		echo "no line from the receiver within ${1:-60}s" >&2
+		return 1
+	fi
+	printf '%s\n' "$line"
+}
+
+stop_receiver() {
+	kill -TERM "$RX_PID" 2>/dev/null
+	wait "$RX_PID"
+	RX_STATUS=$?
+}
