@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
@@ -931,19 +932,24 @@ static int parse_hex(const char *in, uint8_t *out, size_t len)
 }
 
 /* create_secret: make a new secret file at PATH: LAB3_SECRET_LEN random
- * bytes as hex and a newline, mode 0600, created exclusively so that two
- * receivers starting at once cannot both write one. */
+ * bytes as hex and a newline, mode 0600.  It is written under a temporary
+ * name and linked into place, so no reader ever sees it half written;
+ * -EEXIST means another receiver created PATH first. */
 static int create_secret(const char *path, uint8_t *secret, char *err,
 			 size_t err_len)
 {
-	char hex[2 * LAB3_SECRET_LEN + 2];
+	char hex[2 * LAB3_SECRET_LEN + 2], tmp[PATH_MAX];
 	int fd, ret = 0;
 
 	if (RAND_bytes(secret, LAB3_SECRET_LEN) != 1) {
 		snprintf(err, err_len, "cannot get random bytes for a secret");
 		return -EIO;
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp)) {
+		snprintf(err, err_len, "secret file name too long");
+		return -ENAMETOOLONG;
+	}
+	fd = mkstemp(tmp);	/* mode 0600 */
 	if (fd < 0) {
 		ret = -errno;
 		snprintf(err, err_len, "cannot create secret file %s: %s",
@@ -954,13 +960,14 @@ static int create_secret(const char *path, uint8_t *secret, char *err,
 	strcat(hex, "\n");
 	errno = EIO;	/* what a short write without errno means */
 	if (write(fd, hex, strlen(hex)) != (ssize_t)strlen(hex) ||
-	    fsync(fd) != 0) {
+	    fsync(fd) != 0 || link(tmp, path) != 0) {
 		ret = -errno;
-		snprintf(err, err_len, "cannot write secret file %s: %s",
-			 path, strerror(errno));
-		unlink(path);
+		if (ret != -EEXIST)
+			snprintf(err, err_len, "cannot write secret file %s: %s",
+				 path, strerror(errno));
 	}
 	close(fd);
+	unlink(tmp);
 	return ret;
 }
 
@@ -973,8 +980,13 @@ int lab3_load_secret(const char *path, uint8_t secret[LAB3_SECRET_LEN],
 	int fd, ret;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0 && errno == ENOENT)
-		return create_secret(path, secret, err, err_len);
+	if (fd < 0 && errno == ENOENT) {
+		ret = create_secret(path, secret, err, err_len);
+		if (ret != -EEXIST)
+			return ret;
+		/* Another receiver made it just now: use theirs. */
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	}
 	if (fd < 0) {
 		ret = -errno;
 		snprintf(err, err_len, "cannot open secret file %s: %s",

@@ -83,10 +83,8 @@ enum lab3_error_code {
 	LAB3_ERR_PROTOCOL = 1,		/* a message broke this protocol */
 	LAB3_ERR_TOO_LARGE = 2,		/* the file is over the receiver's limit */
 	LAB3_ERR_RESOURCES = 3,		/* the receiver cannot hold the file now */
-	LAB3_ERR_BAD_ID = 4,		/* the ID is not acceptable */
-	LAB3_ERR_NO_KEY = 5,		/* no key without a good verdict */
-	LAB3_ERR_BUSY = 6,		/* another session is in progress */
-	LAB3_ERR_INTERNAL = 7,		/* the peer failed on its own side */
+	LAB3_ERR_NO_KEY = 4,		/* no key without a good verdict */
+	LAB3_ERR_INTERNAL = 5,		/* the peer failed on its own side */
 };
 #define LAB3_ERR_LAST LAB3_ERR_INTERNAL
 

@@ -132,7 +132,8 @@ static void usage(void)
 		"  -h, --help      show this help\n"
 		"\n"
 		"Exit status: 0 stopped by a signal, or key printed; 1 usage error;\n"
-		"2 local error (secret file); 3 cannot listen (no RDMA device, address).\n",
+		"2 local error (secret file, output directory); 3 cannot listen or\n"
+		"accept (no RDMA device, address in use).\n",
 		LAB3_DEFAULT_PORT, DEFAULT_SECRET, LAB3_DEFAULT_TIMEOUT);
 }
 
@@ -308,10 +309,16 @@ static int save_file(struct session *s)
 		return -1;
 	}
 	if (write_all(fd, s->region, s->length) != 0 || fchmod(fd, 0644) != 0 ||
-	    fsync(fd) != 0 || close(fd) != 0) {
+	    fsync(fd) != 0) {
 		snprintf(s->error, sizeof(s->error), "cannot write %.120s: %s",
 			 tmp, strerror(errno));
 		close(fd);
+		unlink(tmp);
+		return -1;
+	}
+	if (close(fd) != 0) {
+		snprintf(s->error, sizeof(s->error), "cannot write %.120s: %s",
+			 tmp, strerror(errno));
 		unlink(tmp);
 		return -1;
 	}
@@ -556,10 +563,12 @@ static int parse_args(struct options *opt, int argc, char **argv)
 		{ "key-for", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int opt_char;
+	int opt_char, serving_options = 0;
 
 	while ((opt_char = getopt_long(argc, argv, "a:hk:m:o:p:t:v", longopts,
 				       NULL)) != -1) {
+		if (strchr("amoptv", opt_char) != NULL)
+			serving_options = 1;
 		switch (opt_char) {
 		case 'a': opt->addr = optarg; break;
 		case 'k': opt->secret_path = optarg; break;
@@ -601,9 +610,8 @@ static int parse_args(struct options *opt, int argc, char **argv)
 		usage();
 		return -1;
 	}
-	if (opt->key_for != NULL && (opt->addr || opt->out_dir ||
-				     strcmp(opt->port, "") != 0)) {
-		fprintf(stderr, "receiver: --key-for takes only -k\n");
+	if (opt->key_for != NULL && serving_options) {
+		fprintf(stderr, "receiver: --key-for takes no option but -k\n");
 		return -1;
 	}
 	return 0;

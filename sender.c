@@ -142,6 +142,7 @@ static enum sender_state fail_conn(struct sender *s, int ret)
 static int open_file(struct sender *s)
 {
 	const char *base = strrchr(s->path, '/');
+	const char *bad_hash;
 	struct stat st;
 	char why[128];
 
@@ -176,7 +177,8 @@ static int open_file(struct sender *s)
 		fail(s, LAB3_EXIT_LOCAL, "%s: cannot compute SHA-256", s->path);
 		return -1;
 	}
-	if (getenv("LAB3_TEST_BAD_HASH") != NULL)
+	bad_hash = getenv("LAB3_TEST_BAD_HASH");
+	if (bad_hash != NULL && strcmp(bad_hash, "1") == 0)
 		s->sha256[0] ^= 0xff;	/* test-only: claim a wrong hash */
 
 	/* Send the base name only if the receiver would accept it. */

@@ -491,7 +491,7 @@ static void roundtrip_errors(void)
 	longest[LAB3_REASON_MAX] = '\0';
 	memset(&in, 0, sizeof(in));
 	in.type = LAB3_MSG_ERROR;
-	in.error.code = LAB3_ERR_BUSY;
+	in.error.code = LAB3_ERR_NO_KEY;
 	memcpy(in.error.reason, longest, sizeof(longest));
 	roundtrip_error("round trip ERROR reason of LAB3_REASON_MAX chars",
 			&in, longest);
