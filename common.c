@@ -11,6 +11,7 @@
  *   - teardown;
  *   - SHA-256, HMAC-SHA256 and the secret file.
  */
+#define _GNU_SOURCE	/* ppoll() */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -62,6 +63,7 @@ static const char *wc_opcode_name(enum ibv_wc_opcode opcode)
 	case IBV_WC_SEND:	return "SEND";
 	case IBV_WC_RDMA_WRITE:	return "RDMA_WRITE";
 	case IBV_WC_RECV:	return "RECV";
+	case IBV_WC_RECV_RDMA_WITH_IMM: return "RECV_RDMA_WITH_IMM";
 	default:		return "other";
 	}
 }
@@ -135,9 +137,8 @@ static int cm_event_error(struct lab3_conn *conn,
 		return -ENODEV;
 	default:
 		snprintf(conn->err, sizeof(conn->err),
-			 "unexpected connection event %s",
-			 rdma_event_str(event->event));
-		return -EPROTO;
+			 "connection lost: %s", rdma_event_str(event->event));
+		return -ECONNABORTED;
 	}
 }
 
@@ -156,8 +157,9 @@ static void refuse_busy(struct lab3_conn *conn, struct rdma_cm_id *id)
 }
 
 /* handle_cm_event: read one event from the connection's CM channel.  Sets
- * *WANTED if it is WANTED_TYPE for our cm_id.  Returns a negative errno if
- * the event ends the connection. */
+ * *WANTED if it is WANTED_TYPE for our cm_id, and conn->disconnected if it
+ * is the peer's DISCONNECTED.  Returns a negative errno if the event ends
+ * the connection in any other way. */
 static int handle_cm_event(struct lab3_conn *conn,
 			   enum rdma_cm_event_type wanted_type, int *wanted)
 {
@@ -183,11 +185,12 @@ static int handle_cm_event(struct lab3_conn *conn,
 			busy_id = event->id;
 	} else if (event->event == wanted_type) {
 		*wanted = 1;
-	} else if (event->event == RDMA_CM_EVENT_ESTABLISHED) {
-		/* harmless when we are already past it */
-	} else {
-		if (event->event == RDMA_CM_EVENT_DISCONNECTED)
+		if (wanted_type == RDMA_CM_EVENT_DISCONNECTED)
 			conn->disconnected = 1;
+	} else if (event->event == RDMA_CM_EVENT_DISCONNECTED) {
+		conn->disconnected = 1;
+	} else if (event->event != RDMA_CM_EVENT_ESTABLISHED) {
+		/* (ESTABLISHED again is harmless once we are past it) */
 		ret = cm_event_error(conn, event);
 	}
 	rdma_ack_cm_event(event);
@@ -196,18 +199,60 @@ static int handle_cm_event(struct lab3_conn *conn,
 	return ret;
 }
 
+/* poll_cq_armed: take one completion from the CQ into *WC.  When the CQ is
+ * empty, arm it for one notification and look again, since a completion
+ * may have slipped in before the arming.  Returns 1 with a completion, 0
+ * when the CQ is empty and armed, or a negative errno. */
+static int poll_cq_armed(struct lab3_conn *conn, struct ibv_wc *wc)
+{
+	int n = ibv_poll_cq(conn->cq, 1, wc);
+
+	if (n == 0) {
+		int ret = ibv_req_notify_cq(conn->cq, 0);
+
+		if (ret != 0) {
+			snprintf(conn->err, sizeof(conn->err),
+				 "ibv_req_notify_cq: %s", strerror(ret));
+			return -ret;
+		}
+		n = ibv_poll_cq(conn->cq, 1, wc);
+	}
+	if (n < 0) {
+		snprintf(conn->err, sizeof(conn->err), "ibv_poll_cq failed");
+		return -EIO;
+	}
+	if (n > 0)
+		trace_wc(conn, wc);
+	return n;
+}
+
+/* wait_fds: poll() FDS for up to TIMEOUT_MS (-1: no limit), with the
+ * signal mask SIGMASK while blocked, if it is not NULL.  A program that
+ * blocks its stop signals elsewhere and passes a mask that unblocks them
+ * cannot lose a signal that arrives just before the wait. */
+static int wait_fds(struct pollfd *fds, nfds_t nfds, long long timeout_ms,
+		    const sigset_t *sigmask)
+{
+	struct timespec ts = {
+		.tv_sec = timeout_ms / 1000,
+		.tv_nsec = (timeout_ms % 1000) * 1000000,
+	};
+
+	return ppoll(fds, nfds, timeout_ms < 0 ? NULL : &ts, sigmask);
+}
+
 /*
  * wait_event: the one blocking wait.  Returns when
  *   - WC is not NULL and the CQ yields a completion (stored in *WC), or
  *   - CM_WANTED is not NO_CM_EVENT and that event arrives for our cm_id,
- * and fails when the peer disconnects, the connection breaks, or WAIT_MS
- * pass in silence.
+ * and fails when the peer disconnects, the connection breaks, a signal
+ * arrives, or WAIT_MS pass in silence.
  *
- * The CQ side is the race-free pattern: poll the CQ; if empty, arm it for
- * one notification and poll again (a completion may have slipped in before
- * the arming); only then sleep in poll() on both channels.  Every event
- * taken from the completion channel is acknowledged at once, or
- * ibv_destroy_cq() would block at teardown.
+ * It sleeps in poll() on the completion channel and the CM event channel
+ * together.  Every event taken from the completion channel is acknowledged
+ * at once, or ibv_destroy_cq() would block at teardown.  A peer that sends
+ * its last message and hangs up can wake us with both at once: the CQ is
+ * always drained before the disconnection counts.
  */
 static int wait_event(struct lab3_conn *conn, struct ibv_wc *wc,
 		      enum rdma_cm_event_type cm_wanted, int wait_ms)
@@ -221,47 +266,34 @@ static int wait_event(struct lab3_conn *conn, struct ibv_wc *wc,
 		int n, ret;
 
 		if (wc != NULL) {
-			n = ibv_poll_cq(conn->cq, 1, wc);
-			if (n == 0) {
-				if (ibv_req_notify_cq(conn->cq, 0) != 0) {
-					snprintf(conn->err, sizeof(conn->err),
-						 "ibv_req_notify_cq failed");
-					return -EIO;
-				}
-				n = ibv_poll_cq(conn->cq, 1, wc);
-			}
-			if (n < 0) {
-				snprintf(conn->err, sizeof(conn->err),
-					 "ibv_poll_cq failed");
-				return -EIO;
-			}
-			if (n > 0) {
-				trace_wc(conn, wc);
-				return 0;
-			}
+			n = poll_cq_armed(conn, wc);
+			if (n != 0)
+				return n < 0 ? n : 0;
+		}
+		if (conn->disconnected) {
+			snprintf(conn->err, sizeof(conn->err),
+				 "the peer disconnected");
+			return -ECONNRESET;
 		}
 
 		left = deadline - now_ms();
 		if (left <= 0) {
 			snprintf(conn->err, sizeof(conn->err),
-				 "timed out after %d s without word from "
-				 "the peer", (wait_ms + 999) / 1000);
+				 "timed out after %lld s without word from "
+				 "the peer", ((long long)wait_ms + 999) / 1000);
 			return -ETIMEDOUT;
 		}
 		fds[0].fd = conn->cm_channel->fd;
 		fds[0].events = POLLIN;
 		fds[1].fd = conn->comp_channel ? conn->comp_channel->fd : -1;
 		fds[1].events = POLLIN;
-		n = poll(fds, 2, (int)left);
+		n = wait_fds(fds, 2, left, conn->wait_sigmask);
 		if (n < 0) {
-			if (errno == EINTR) {
-				snprintf(conn->err, sizeof(conn->err),
-					 "interrupted");
-				return -EINTR;
-			}
-			snprintf(conn->err, sizeof(conn->err), "poll: %s",
+			ret = -errno;
+			snprintf(conn->err, sizeof(conn->err), "%s",
+				 errno == EINTR ? "interrupted by a signal" :
 				 strerror(errno));
-			return -errno;
+			return ret;
 		}
 		if (fds[1].revents & POLLIN) {
 			struct ibv_cq *cq;
@@ -567,7 +599,7 @@ static int next_connect_request(struct lab3_listener *listener,
 		};
 		struct rdma_cm_event *event;
 
-		if (poll(&pfd, 1, -1) < 0) {
+		if (wait_fds(&pfd, 1, -1, listener->wait_sigmask) < 0) {
 			int ret = -errno;
 
 			snprintf(listener->err, sizeof(listener->err),
@@ -598,6 +630,7 @@ int lab3_accept(struct lab3_listener *listener, struct lab3_conn *conn)
 
 	conn->cm_channel = listener->cm_channel;
 	conn->owns_cm_channel = 0;
+	conn->wait_sigmask = listener->wait_sigmask;
 	ret = next_connect_request(listener, &conn->id);
 	if (ret != 0) {
 		snprintf(conn->err, sizeof(conn->err), "%s", listener->err);
@@ -606,7 +639,9 @@ int lab3_accept(struct lab3_listener *listener, struct lab3_conn *conn)
 	conn->id->context = conn;
 	ret = build_resources(conn);
 	if (ret != 0) {
-		rdma_reject(conn->id, NULL, 0);
+		static const char why[] = "receiver out of resources";
+
+		rdma_reject(conn->id, why, sizeof(why));
 		return ret;
 	}
 	if (rdma_accept(conn->id, &param) != 0) {
@@ -703,8 +738,11 @@ int lab3_wait_for_bytes(const struct lab3_conn *conn, uint64_t bytes)
 
 /* ---- Messages ---- */
 
-int lab3_wait_send(struct lab3_conn *conn, int wait_ms)
+int lab3_wait_send(struct lab3_conn *conn, enum lab3_wr_kind kind,
+		   int wait_ms)
 {
+	enum ibv_wc_opcode opcode = kind == LAB3_WR_SEND ? IBV_WC_SEND :
+				    IBV_WC_RDMA_WRITE;
 	struct ibv_wc wc;
 	int ret;
 
@@ -717,8 +755,14 @@ int lab3_wait_send(struct lab3_conn *conn, int wait_ms)
 		ret = check_wc(conn, &wc);
 		if (ret != 0)
 			return ret;
-		if (wc.opcode != IBV_WC_RECV)
+		if (wc.wr_id == (uint64_t)kind && wc.opcode == opcode)
 			return 0;
+		if (wc.wr_id >= LAB3_WR_SEND) {
+			snprintf(conn->err, sizeof(conn->err),
+				 "unexpected %s completion",
+				 wc_opcode_name(wc.opcode));
+			return -EIO;
+		}
 		/* A message arrived first: keep it for lab3_recv_msg(). */
 		if (conn->npending == LAB3_RECV_DEPTH) {
 			snprintf(conn->err, sizeof(conn->err),
@@ -762,7 +806,7 @@ int lab3_send_msg(struct lab3_conn *conn, const struct lab3_msg *msg)
 			 strerror(ret));
 		return -ret;
 	}
-	return lab3_wait_send(conn, 0);
+	return lab3_wait_send(conn, LAB3_WR_SEND, 0);
 }
 
 void lab3_send_error(struct lab3_conn *conn, enum lab3_error_code code,
@@ -795,21 +839,25 @@ int lab3_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg, int wait_ms)
 		memmove(&conn->pending[0], &conn->pending[1],
 			conn->npending * sizeof(conn->pending[0]));
 	} else {
-		do {
-			ret = wait_event(conn, &wc, NO_CM_EVENT, wait_ms);
-			if (ret != 0)
-				return ret;
-			ret = check_wc(conn, &wc);
-			if (ret != 0)
-				return ret;
-		} while (wc.opcode != IBV_WC_RECV);	/* a late send */
+		ret = wait_event(conn, &wc, NO_CM_EVENT, wait_ms);
+		if (ret != 0)
+			return ret;
+		ret = check_wc(conn, &wc);
+		if (ret != 0)
+			return ret;
 	}
 
-	slot = (int)(wc.wr_id - LAB3_WR_RECV);
-	if (slot < 0 || slot >= LAB3_RECV_DEPTH) {
+	if (wc.wr_id >= LAB3_WR_RECV + LAB3_RECV_DEPTH) {
 		snprintf(conn->err, sizeof(conn->err),
-			 "completion for unknown receive buffer %d", slot);
+			 "unexpected %s completion", wc_opcode_name(wc.opcode));
 		return -EIO;
+	}
+	slot = (int)(wc.wr_id - LAB3_WR_RECV);
+	if (wc.opcode != IBV_WC_RECV) {
+		/* e.g. an RDMA WRITE with immediate data, not a SEND */
+		snprintf(conn->err, sizeof(conn->err), "protocol error: the "
+			 "peer consumed a receive without a SEND");
+		return -EPROTO;
 	}
 	ret = lab3_decode(&conn->msgs[slot], wc.byte_len, msg, why,
 			  sizeof(why));
@@ -875,6 +923,20 @@ int lab3_post_rdma_write(struct lab3_conn *conn, struct ibv_mr *mr,
 	return 0;
 }
 
+/* ---- Command lines ---- */
+
+int lab3_parse_seconds(const char *arg)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno != 0 || end == arg || *end != '\0' || v < 1 || v > 3600)
+		return -1;
+	return (int)v;
+}
+
 /* ---- Hashes and the secret key ---- */
 
 int lab3_sha256(const void *data, size_t len, uint8_t out[LAB3_SHA256_LEN])
@@ -931,6 +993,32 @@ static int parse_hex(const char *in, uint8_t *out, size_t len)
 	return 0;
 }
 
+/* fsync_parent: make the directory entry of PATH durable. */
+static int fsync_parent(const char *path, char *err, size_t err_len)
+{
+	char dir[PATH_MAX];
+	char *slash;
+	int fd, ret = 0;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fsync(fd) != 0) {
+		ret = -errno;
+		snprintf(err, err_len, "cannot sync directory %.200s: %s", dir,
+			 strerror(errno));
+	}
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
 /* create_secret: make a new secret file at PATH: LAB3_SECRET_LEN random
  * bytes as hex and a newline, mode 0600.  It is written under a temporary
  * name and linked into place, so no reader ever sees it half written;
@@ -968,6 +1056,8 @@ static int create_secret(const char *path, uint8_t *secret, char *err,
 	}
 	close(fd);
 	unlink(tmp);
+	if (ret == 0)
+		ret = fsync_parent(path, err, err_len);
 	return ret;
 }
 

@@ -55,6 +55,8 @@ struct lab3_conn {
 	const char *prog;		/* program name for -v traces */
 	int verbose;			/* trace every completion */
 	int timeout_ms;			/* longest silence from the peer */
+	const sigset_t *wait_sigmask;	/* signal mask while blocked, or
+					 * NULL; see lab3_listener */
 
 	struct rdma_event_channel *cm_channel;
 	int owns_cm_channel;		/* 0 when it is the listener's */
@@ -77,8 +79,11 @@ struct lab3_conn {
 	char err[LAB3_ERR_LEN];
 };
 
-/* A receiver's listening endpoint. */
+/* A receiver's listening endpoint.  A receiver that stops on signals blocks
+ * them and sets wait_sigmask to a mask that unblocks them: then they are
+ * delivered only while it waits, and every wait returns -EINTR for them. */
 struct lab3_listener {
+	const sigset_t *wait_sigmask;
 	struct rdma_event_channel *cm_channel;
 	struct rdma_cm_id *id;
 	char err[LAB3_ERR_LEN];
@@ -136,10 +141,17 @@ int lab3_post_rdma_write(struct lab3_conn *conn, struct ibv_mr *mr,
 			 const void *local, uint32_t len,
 			 uint64_t remote_addr, uint32_t rkey);
 
-/* Wait for the next completion of a send-queue work request (SEND or RDMA
- * WRITE) and check its status; receive completions are kept for
- * lab3_recv_msg(). */
-int lab3_wait_send(struct lab3_conn *conn, int wait_ms);
+/* Wait up to WAIT_MS (0: the connection's timeout) for the next completion
+ * of a send-queue work request, which must be of KIND (LAB3_WR_SEND or
+ * LAB3_WR_WRITE), and check its status.  Receive completions that come
+ * first are kept for lab3_recv_msg(). */
+int lab3_wait_send(struct lab3_conn *conn, enum lab3_wr_kind kind,
+		   int wait_ms);
+
+/* ---- Command lines ---- */
+
+/* A -t argument: 1 to 3600 seconds, or -1 if ARG is not that. */
+int lab3_parse_seconds(const char *arg);
 
 /* ---- Hashes and the secret key ---- */
 

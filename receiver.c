@@ -29,6 +29,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,7 +209,7 @@ static enum session_state recv_file_info(struct session *s)
 	memcpy(s->sha256, msg.file_info.sha256, LAB3_SHA256_LEN);
 	snprintf(s->name, sizeof(s->name), "%s", msg.file_info.name);
 	/* Refuse before allocating anything. */
-	if (s->length > s->opt->max_bytes)
+	if (s->length > s->opt->max_bytes || s->length > SIZE_MAX)
 		return fail(s, LAB3_ERR_TOO_LARGE, "file of %llu bytes is over "
 			    "the receiver's limit of %llu bytes",
 			    (unsigned long long)s->length,
@@ -403,6 +404,11 @@ static enum session_state wait_disconnect(struct session *s)
 		return SESSION_OVER;
 	if (ret != 0)
 		return fail_conn(s, ret);
+	if (msg.type == LAB3_MSG_ERROR) {
+		snprintf(s->error, sizeof(s->error), "the sender gave up: %s",
+			 msg.error.reason);
+		return SESSION_FAILED;
+	}
 	if (msg.type == LAB3_MSG_ID && s->verdict != LAB3_VERDICT_GOOD)
 		return fail(s, LAB3_ERR_NO_KEY, "no key for ID after a bad "
 			    "verdict");
@@ -475,6 +481,7 @@ static int serve_one(struct lab3_listener *listener,
 			.prog = "receiver",
 			.verbose = opt->verbose,
 			.timeout_ms = opt->timeout_s * 1000,
+			.wait_sigmask = listener->wait_sigmask,
 		},
 	};
 	int ret;
@@ -530,19 +537,6 @@ static int parse_size(const char *arg, uint64_t *out)
 	return 0;
 }
 
-/* parse_seconds: a timeout of 1 to 3600 seconds, or -1. */
-static int parse_seconds(const char *arg)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno != 0 || end == arg || *end != '\0' || v < 1 || v > 3600)
-		return -1;
-	return (int)v;
-}
-
 /* parse_port: check a port number 0..65535 (0: any free port). */
 static int parse_port(const char *arg)
 {
@@ -591,7 +585,7 @@ static int parse_args(struct options *opt, int argc, char **argv)
 			}
 			break;
 		case 't':
-			opt->timeout_s = parse_seconds(optarg);
+			opt->timeout_s = lab3_parse_seconds(optarg);
 			if (opt->timeout_s < 0) {
 				fprintf(stderr, "receiver: -t %s: not a number "
 					"of seconds from 1 to 3600\n", optarg);
@@ -636,15 +630,24 @@ static int key_for(const char *id, const uint8_t *secret)
 	return LAB3_EXIT_OK;
 }
 
-/* install_stop_handlers: SIGINT and SIGTERM end the serving loop.  No
- * SA_RESTART: the blocking poll() must return so the loop sees the flag. */
-static void install_stop_handlers(void)
+/* install_stop_handlers: SIGINT and SIGTERM end the serving loop.  They
+ * stay blocked except while the receiver waits (see struct lab3_listener),
+ * so that one arriving between two waits is not lost: the next wait
+ * returns at once.  ORIG receives the mask to wait with. */
+static void install_stop_handlers(sigset_t *orig)
 {
 	struct sigaction sa = { .sa_handler = on_stop_signal };
+	sigset_t stop_signals;
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop_signals, orig);
+	sigdelset(orig, SIGINT);
+	sigdelset(orig, SIGTERM);
 }
 
 int main(int argc, char **argv)
@@ -656,6 +659,7 @@ int main(int argc, char **argv)
 	};
 	struct lab3_listener listener = { 0 };
 	uint8_t secret[LAB3_SECRET_LEN];
+	sigset_t wait_mask;
 	char secret_path[PATH_MAX], err[LAB3_ERR_LEN], port[8], where[64];
 	uint16_t bound_port;
 	unsigned number = 0;
@@ -691,7 +695,8 @@ int main(int argc, char **argv)
 		snprintf(port, sizeof(port), "%d", LAB3_DEFAULT_PORT);
 		opt.port = port;
 	}
-	install_stop_handlers();
+	install_stop_handlers(&wait_mask);
+	listener.wait_sigmask = &wait_mask;
 	if (lab3_listen(&listener, opt.addr, opt.port, &bound_port) != 0) {
 		fprintf(stderr, "receiver: listen on %s:%s: %s\n",
 			opt.addr ? opt.addr : "*", opt.port, listener.err);

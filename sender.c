@@ -35,6 +35,8 @@
 
 #include "common.h"
 
+#define WRITE_PIECE_MAX (8u << 20)	/* bytes in one RDMA WRITE, at most */
+
 enum sender_state {
 	CONNECT,
 	SEND_FILE_INFO,
@@ -211,9 +213,12 @@ static enum sender_state connect_to_receiver(struct sender *s)
 		/* Local read access only: the NIC reads the file, nobody
 		 * may write it. */
 		ret = lab3_reg_mr(&s->conn, s->data, s->size, 0, &s->file_mr);
-		if (ret != 0)
+		if (ret != 0) {
+			lab3_send_error(&s->conn, LAB3_ERR_INTERNAL, "the "
+					"sender cannot register its file");
 			return fail(s, LAB3_EXIT_LOCAL, "%s: %s", s->path,
 				    s->conn.err);
+		}
 	}
 	return SEND_FILE_INFO;
 }
@@ -301,19 +306,22 @@ static enum sender_state recv_region(struct sender *s)
 }
 
 /* write_file: RDMA WRITE the whole file into the receiver's region, in
- * pieces no larger than the device's largest message, keeping up to
+ * pieces no larger than the device's largest message (nor than
+ * WRITE_PIECE_MAX, so that completions keep coming), keeping up to
  * LAB3_SEND_DEPTH of them in flight.  A zero-length file writes nothing. */
 static enum sender_state write_file(struct sender *s)
 {
 	const uint8_t *data = s->data;
+	uint32_t piece = s->conn.max_msg_size < WRITE_PIECE_MAX ?
+			 s->conn.max_msg_size : WRITE_PIECE_MAX;
+	int wait_ms = lab3_wait_for_bytes(&s->conn, piece);
 	uint64_t offset = 0;
 	int in_flight = 0, ret;
 
 	while (offset < s->size || in_flight > 0) {
 		if (offset < s->size && in_flight < LAB3_SEND_DEPTH) {
 			uint64_t left = s->size - offset;
-			uint32_t len = left < s->conn.max_msg_size ?
-				       (uint32_t)left : s->conn.max_msg_size;
+			uint32_t len = left < piece ? (uint32_t)left : piece;
 
 			ret = lab3_post_rdma_write(&s->conn, s->file_mr,
 						   data + offset, len,
@@ -325,7 +333,7 @@ static enum sender_state write_file(struct sender *s)
 			in_flight++;
 			continue;
 		}
-		ret = lab3_wait_send(&s->conn, 0);
+		ret = lab3_wait_send(&s->conn, LAB3_WR_WRITE, wait_ms);
 		if (ret != 0)
 			return fail_conn(s, ret);
 		in_flight--;
@@ -412,19 +420,6 @@ static enum lab3_exit run(struct sender *s)
 
 /* ---- Command line ---- */
 
-/* parse_seconds: a timeout of 1 to 3600 seconds, or -1. */
-static int parse_seconds(const char *arg)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno != 0 || end == arg || *end != '\0' || v < 1 || v > 3600)
-		return -1;
-	return (int)v;
-}
-
 static int parse_args(struct sender *s, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -442,7 +437,7 @@ static int parse_args(struct sender *s, int argc, char **argv)
 			id = optarg;
 			break;
 		case 't':
-			s->timeout_s = parse_seconds(optarg);
+			s->timeout_s = lab3_parse_seconds(optarg);
 			if (s->timeout_s < 0) {
 				fprintf(stderr, "sender: -t %s: not a number "
 					"of seconds from 1 to 3600\n", optarg);

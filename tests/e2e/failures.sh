@@ -83,7 +83,7 @@ prlimit --memlock=65536 setpriv --reuid=65534 --regid=65534 --clear-groups \
 SENDER_STATUS=$? SENDER_OUT=$(cat "$TEST_TMP/sender.out")
 SENDER_ERR=$(cat "$TEST_TMP/sender.err")
 expect_sender_fails 2 "ulimit -l" "a locked-memory limit below the file size"
-expect_summary "verdict none, .*failed: the peer disconnected" \
+expect_summary "verdict none, .*failed: the sender gave up: the sender cannot register its file" \
 	"the session of a sender that could not register"
 
 # After all that, a normal transfer still works.
