@@ -38,13 +38,17 @@
 /* ---- Small utilities ---- */
 
 /* set_nonblocking: make FD non-blocking, so that a read after poll() can
- * never block the single thread. */
-static int set_nonblocking(int fd)
+ * never block the single thread.  A failure is reported in ERR. */
+static int set_nonblocking(int fd, char *err, size_t err_len)
 {
 	int flags = fcntl(fd, F_GETFL);
+	int ret;
 
-	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
-		return -errno;
+	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+		ret = -errno;
+		snprintf(err, err_len, "fcntl O_NONBLOCK: %s", strerror(errno));
+		return ret;
+	}
 	return 0;
 }
 
@@ -57,6 +61,8 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* wc_opcode_name: the name of a completion's opcode, for traces and
+ * messages. */
 static const char *wc_opcode_name(enum ibv_wc_opcode opcode)
 {
 	switch (opcode) {
@@ -82,6 +88,11 @@ static void trace_wc(const struct lab3_conn *conn, const struct ibv_wc *wc)
 
 /* ---- Connection-manager events ---- */
 
+/* What rdma_cm's ENODEV means to a user: the address is not on (or routed
+ * through) any RDMA device, e.g. a plain Ethernet address without rxe. */
+static const char no_device_msg[] =
+	"no RDMA device reachable for that address";
+
 /* rejection_reason: the printable reason a receiver put in its rejection
  * (see refuse_busy()), or NULL if there is none. */
 static const char *rejection_reason(const struct rdma_cm_event *event)
@@ -105,13 +116,13 @@ static int cm_event_error(struct lab3_conn *conn,
 	switch (event->event) {
 	case RDMA_CM_EVENT_ADDR_ERROR:
 		snprintf(conn->err, sizeof(conn->err), "%s",
-			 event->status == -ENODEV ?
-			 "no RDMA device reachable for that address" :
+			 event->status == -ENODEV ? no_device_msg :
 			 "cannot resolve the address to an RDMA device");
 		return -EHOSTUNREACH;
 	case RDMA_CM_EVENT_ROUTE_ERROR:
 		snprintf(conn->err, sizeof(conn->err),
-			 "no route to the address: %s", strerror(-event->status));
+			 "no route to the address: %s",
+			 strerror(-event->status));
 		return -EHOSTUNREACH;
 	case RDMA_CM_EVENT_UNREACHABLE:
 		snprintf(conn->err, sizeof(conn->err),
@@ -370,14 +381,49 @@ static int post_recv(struct lab3_conn *conn, int slot)
 	return 0;
 }
 
-/* build_resources: create, on the device the cm_id resolved to, the
- * protection domain, completion channel, completion queue and queue pair
- * of one connection, register its message buffers and post its receives.
- * Stores each as it is made, so lab3_conn_destroy() can undo a partial
- * build. */
-static int build_resources(struct lab3_conn *conn)
+/* report_errno: fill conn->err with "CALL: reason" for a call that has
+ * just failed, and return the negative errno.  The verbs calls that return
+ * NULL do not all promise to set errno, so callers clear it before the call
+ * and FALLBACK stands in if it is still 0. */
+static int report_errno(struct lab3_conn *conn, const char *call,
+			int fallback)
+{
+	int err = errno != 0 ? errno : fallback;
+
+	snprintf(conn->err, sizeof(conn->err), "%s: %s", call, strerror(err));
+	return -err;
+}
+
+/* create_cq: the completion channel (non-blocking, for wait_event()'s
+ * poll()) and the one CQ for sends and receives, which notifies it. */
+static int create_cq(struct lab3_conn *conn)
+{
+	struct ibv_context *verbs = conn->id->verbs;
+	int ret;
+
+	errno = 0;
+	conn->comp_channel = ibv_create_comp_channel(verbs);
+	if (conn->comp_channel == NULL)
+		return report_errno(conn, "ibv_create_comp_channel", ENOMEM);
+	ret = set_nonblocking(conn->comp_channel->fd, conn->err,
+			      sizeof(conn->err));
+	if (ret != 0)
+		return ret;
+	errno = 0;
+	conn->cq = ibv_create_cq(verbs, LAB3_SEND_DEPTH + LAB3_RECV_DEPTH,
+				 conn, conn->comp_channel, 0);
+	if (conn->cq == NULL)
+		return report_errno(conn, "ibv_create_cq", ENOMEM);
+	return 0;
+}
+
+/* create_qp: the RC queue pair, on the cm_id so that rdma_cm moves it
+ * through its states as the connection is made. */
+static int create_qp(struct lab3_conn *conn)
 {
 	struct ibv_qp_init_attr qp_attr = {
+		.send_cq = conn->cq,
+		.recv_cq = conn->cq,
 		.cap = {
 			.max_send_wr = LAB3_SEND_DEPTH,
 			.max_recv_wr = LAB3_RECV_DEPTH,
@@ -387,44 +433,44 @@ static int build_resources(struct lab3_conn *conn)
 		.qp_type = IBV_QPT_RC,
 		.sq_sig_all = 1,	/* every work request completes */
 	};
-	struct ibv_context *verbs = conn->id->verbs;
+
+	errno = 0;
+	if (rdma_create_qp(conn->id, conn->pd, &qp_attr) != 0)
+		return report_errno(conn, "rdma_create_qp", ENOMEM);
+	conn->has_qp = 1;
+	return 0;
+}
+
+/* query_max_msg_size: learn the port's largest message, which bounds the
+ * length of one RDMA WRITE. */
+static int query_max_msg_size(struct lab3_conn *conn)
+{
 	struct ibv_port_attr port_attr;
 	int ret;
 
-	conn->pd = ibv_alloc_pd(verbs);
-	if (conn->pd == NULL) {
-		snprintf(conn->err, sizeof(conn->err), "ibv_alloc_pd failed");
-		return -ENOMEM;
+	/* ibv_query_port() returns the errno itself, not -1. */
+	ret = ibv_query_port(conn->id->verbs, conn->id->port_num, &port_attr);
+	if (ret != 0) {
+		ret = ret > 0 ? ret : EIO;
+		snprintf(conn->err, sizeof(conn->err), "ibv_query_port: %s",
+			 strerror(ret));
+		return -ret;
 	}
-	conn->comp_channel = ibv_create_comp_channel(verbs);
-	if (conn->comp_channel == NULL ||
-	    set_nonblocking(conn->comp_channel->fd) != 0) {
+	if (port_attr.max_msg_sz == 0) {
 		snprintf(conn->err, sizeof(conn->err),
-			 "ibv_create_comp_channel failed");
-		return -ENOMEM;
-	}
-	conn->cq = ibv_create_cq(verbs, LAB3_SEND_DEPTH + LAB3_RECV_DEPTH,
-				 conn, conn->comp_channel, 0);
-	if (conn->cq == NULL) {
-		snprintf(conn->err, sizeof(conn->err), "ibv_create_cq failed");
-		return -ENOMEM;
-	}
-	qp_attr.send_cq = conn->cq;
-	qp_attr.recv_cq = conn->cq;
-	if (rdma_create_qp(conn->id, conn->pd, &qp_attr) != 0) {
-		ret = -errno;
-		snprintf(conn->err, sizeof(conn->err), "rdma_create_qp: %s",
-			 strerror(errno));
-		return ret;
-	}
-	conn->has_qp = 1;
-
-	if (ibv_query_port(verbs, conn->id->port_num, &port_attr) != 0 ||
-	    port_attr.max_msg_sz == 0) {
-		snprintf(conn->err, sizeof(conn->err), "ibv_query_port failed");
+			 "ibv_query_port: the port's max_msg_sz is 0");
 		return -EIO;
 	}
 	conn->max_msg_size = port_attr.max_msg_sz;
+	return 0;
+}
+
+/* setup_msgs: allocate and register the message buffers (LAB3_RECV_DEPTH
+ * receive buffers, then the send buffer) and post every receive buffer,
+ * so that the peer may send as soon as the connection is up. */
+static int setup_msgs(struct lab3_conn *conn)
+{
+	int ret;
 
 	conn->msgs = calloc(LAB3_RECV_DEPTH + 1, sizeof(*conn->msgs));
 	if (conn->msgs == NULL) {
@@ -444,6 +490,31 @@ static int build_resources(struct lab3_conn *conn)
 	return 0;
 }
 
+/* build_resources: create, on the device the cm_id resolved to, the
+ * protection domain, completion channel, completion queue and queue pair
+ * of one connection, register its message buffers and post its receives.
+ * Stores each as it is made, so lab3_conn_destroy() can undo a partial
+ * build. */
+static int build_resources(struct lab3_conn *conn)
+{
+	int ret;
+
+	errno = 0;
+	conn->pd = ibv_alloc_pd(conn->id->verbs);
+	if (conn->pd == NULL)
+		return report_errno(conn, "ibv_alloc_pd", ENOMEM);
+	ret = create_cq(conn);
+	if (ret != 0)
+		return ret;
+	ret = create_qp(conn);
+	if (ret != 0)
+		return ret;
+	ret = query_max_msg_size(conn);
+	if (ret != 0)
+		return ret;
+	return setup_msgs(conn);
+}
+
 /* conn_params: the parameters of rdma_connect() and rdma_accept(). */
 static struct rdma_conn_param conn_params(void)
 {
@@ -458,10 +529,58 @@ static struct rdma_conn_param conn_params(void)
 
 /* ---- Client side ---- */
 
-int lab3_connect(struct lab3_conn *conn, const char *host, const char *port)
+/* resolve_error: report a failed rdma_resolve_addr() or
+ * rdma_resolve_route() (CALL).  ENODEV gets words of its own: it is what a
+ * user sees when the address is on no RDMA device. */
+static int resolve_error(struct lab3_conn *conn, const char *call)
+{
+	int ret = -errno;
+
+	if (errno == ENODEV)
+		snprintf(conn->err, sizeof(conn->err), "%s", no_device_msg);
+	else
+		snprintf(conn->err, sizeof(conn->err), "%s: %s", call,
+			 strerror(errno));
+	return ret;
+}
+
+/* resolve_addr_and_route: look HOST:PORT up, then have rdma_cm resolve it
+ * to a local RDMA device and a route to the peer, waiting for each step's
+ * event: what must happen before the resources can be built on that
+ * device. */
+static int resolve_addr_and_route(struct lab3_conn *conn, const char *host,
+				  const char *port)
 {
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
 	struct rdma_addrinfo *addr;
+	int ret;
+
+	ret = rdma_getaddrinfo(host, port, &hints, &addr);
+	if (ret != 0) {
+		snprintf(conn->err, sizeof(conn->err),
+			 "cannot resolve the address: %s",
+			 ret == EAI_SYSTEM ? strerror(errno) :
+			 gai_strerror(ret));
+		return -EHOSTUNREACH;
+	}
+	ret = rdma_resolve_addr(conn->id, NULL, addr->ai_dst_addr,
+				RESOLVE_TIMEOUT_MS);
+	rdma_freeaddrinfo(addr);
+	if (ret != 0)
+		return resolve_error(conn, "rdma_resolve_addr");
+	ret = wait_cm_event(conn, RDMA_CM_EVENT_ADDR_RESOLVED,
+			    conn->timeout_ms);
+	if (ret != 0)
+		return ret;
+	if (rdma_resolve_route(conn->id, RESOLVE_TIMEOUT_MS) != 0)
+		return resolve_error(conn, "rdma_resolve_route");
+	return wait_cm_event(conn, RDMA_CM_EVENT_ROUTE_RESOLVED,
+			     conn->timeout_ms);
+}
+
+/* lab3_connect: the client's setup, in rdma_cm's order; see common.h. */
+int lab3_connect(struct lab3_conn *conn, const char *host, const char *port)
+{
 	struct rdma_conn_param param = conn_params();
 	int ret;
 
@@ -473,51 +592,18 @@ int lab3_connect(struct lab3_conn *conn, const char *host, const char *port)
 		return -ENODEV;
 	}
 	conn->owns_cm_channel = 1;
-	if (set_nonblocking(conn->cm_channel->fd) != 0 ||
-	    rdma_create_id(conn->cm_channel, &conn->id, conn,
+	ret = set_nonblocking(conn->cm_channel->fd, conn->err,
+			      sizeof(conn->err));
+	if (ret != 0)
+		return ret;
+	if (rdma_create_id(conn->cm_channel, &conn->id, conn,
 			   RDMA_PS_TCP) != 0) {
 		ret = -errno;
 		snprintf(conn->err, sizeof(conn->err), "rdma_create_id: %s",
 			 strerror(errno));
 		return ret;
 	}
-
-	ret = rdma_getaddrinfo(host, port, &hints, &addr);
-	if (ret != 0) {
-		snprintf(conn->err, sizeof(conn->err),
-			 "cannot resolve the address: %s",
-			 ret == EAI_SYSTEM ? strerror(errno) : gai_strerror(ret));
-		return -EHOSTUNREACH;
-	}
-	ret = rdma_resolve_addr(conn->id, NULL, addr->ai_dst_addr,
-				RESOLVE_TIMEOUT_MS);
-	rdma_freeaddrinfo(addr);
-	if (ret != 0) {
-		ret = -errno;
-		if (errno == ENODEV)
-			snprintf(conn->err, sizeof(conn->err),
-				 "no RDMA device reachable for that address");
-		else
-			snprintf(conn->err, sizeof(conn->err),
-				 "rdma_resolve_addr: %s", strerror(errno));
-		return ret;
-	}
-	ret = wait_cm_event(conn, RDMA_CM_EVENT_ADDR_RESOLVED,
-			    conn->timeout_ms);
-	if (ret != 0)
-		return ret;
-	if (rdma_resolve_route(conn->id, RESOLVE_TIMEOUT_MS) != 0) {
-		ret = -errno;
-		if (errno == ENODEV)
-			snprintf(conn->err, sizeof(conn->err),
-				 "no RDMA device reachable for that address");
-		else
-			snprintf(conn->err, sizeof(conn->err),
-				 "rdma_resolve_route: %s", strerror(errno));
-		return ret;
-	}
-	ret = wait_cm_event(conn, RDMA_CM_EVENT_ROUTE_RESOLVED,
-			    conn->timeout_ms);
+	ret = resolve_addr_and_route(conn, host, port);
 	if (ret != 0)
 		return ret;
 
@@ -535,6 +621,7 @@ int lab3_connect(struct lab3_conn *conn, const char *host, const char *port)
 
 /* ---- Server side ---- */
 
+/* lab3_listen: the server's bind and listen; see common.h. */
 int lab3_listen(struct lab3_listener *listener, const char *addr,
 		const char *port, uint16_t *bound_port)
 {
@@ -552,8 +639,11 @@ int lab3_listen(struct lab3_listener *listener, const char *addr,
 			 "rdma_ucm loaded?", strerror(errno));
 		return -ENODEV;
 	}
-	if (set_nonblocking(listener->cm_channel->fd) != 0 ||
-	    rdma_create_id(listener->cm_channel, &listener->id, NULL,
+	ret = set_nonblocking(listener->cm_channel->fd, listener->err,
+			      sizeof(listener->err));
+	if (ret != 0)
+		return ret;
+	if (rdma_create_id(listener->cm_channel, &listener->id, NULL,
 			   RDMA_PS_TCP) != 0) {
 		ret = -errno;
 		snprintf(listener->err, sizeof(listener->err),
@@ -564,7 +654,8 @@ int lab3_listen(struct lab3_listener *listener, const char *addr,
 	if (ret != 0) {
 		snprintf(listener->err, sizeof(listener->err),
 			 "cannot resolve the address: %s",
-			 ret == EAI_SYSTEM ? strerror(errno) : gai_strerror(ret));
+			 ret == EAI_SYSTEM ? strerror(errno) :
+			 gai_strerror(ret));
 		return -EINVAL;
 	}
 	ret = rdma_bind_addr(listener->id, res->ai_src_addr);
@@ -623,6 +714,7 @@ static int next_connect_request(struct lab3_listener *listener,
 	}
 }
 
+/* lab3_accept: the server's side of one connection; see common.h. */
 int lab3_accept(struct lab3_listener *listener, struct lab3_conn *conn)
 {
 	struct rdma_conn_param param = conn_params();
@@ -655,6 +747,7 @@ int lab3_accept(struct lab3_listener *listener, struct lab3_conn *conn)
 
 /* ---- Teardown ---- */
 
+/* lab3_disconnect: see common.h; the wait is DISCONNECT_WAIT_MS at most. */
 void lab3_disconnect(struct lab3_conn *conn)
 {
 	if (!conn->connected)
@@ -666,6 +759,7 @@ void lab3_disconnect(struct lab3_conn *conn)
 			      DISCONNECT_WAIT_MS);
 }
 
+/* lab3_conn_destroy: see common.h. */
 void lab3_conn_destroy(struct lab3_conn *conn)
 {
 	if (conn->msgs_mr != NULL)
@@ -693,6 +787,7 @@ void lab3_conn_destroy(struct lab3_conn *conn)
 	conn->cm_channel = NULL;
 }
 
+/* lab3_listener_destroy: see common.h. */
 void lab3_listener_destroy(struct lab3_listener *listener)
 {
 	if (listener->id != NULL)
@@ -703,6 +798,7 @@ void lab3_listener_destroy(struct lab3_listener *listener)
 	listener->cm_channel = NULL;
 }
 
+/* lab3_addr_name: "ADDR:PORT", IPv6 in brackets; see common.h. */
 const char *lab3_addr_name(struct rdma_cm_id *id, int peer, char *buf,
 			   size_t len)
 {
@@ -729,6 +825,7 @@ const char *lab3_addr_name(struct rdma_cm_id *id, int peer, char *buf,
 	return buf;
 }
 
+/* lab3_wait_for_bytes: see common.h. */
 int lab3_wait_for_bytes(const struct lab3_conn *conn, uint64_t bytes)
 {
 	uint64_t ms = (uint64_t)conn->timeout_ms + bytes / (4u << 20) * 1000;
@@ -738,6 +835,7 @@ int lab3_wait_for_bytes(const struct lab3_conn *conn, uint64_t bytes)
 
 /* ---- Messages ---- */
 
+/* lab3_wait_send: see common.h. */
 int lab3_wait_send(struct lab3_conn *conn, enum lab3_wr_kind kind,
 		   int wait_ms)
 {
@@ -773,6 +871,8 @@ int lab3_wait_send(struct lab3_conn *conn, enum lab3_wr_kind kind,
 	}
 }
 
+/* lab3_send_msg: encode into the one send buffer, SEND, wait; see
+ * common.h. */
 int lab3_send_msg(struct lab3_conn *conn, const struct lab3_msg *msg)
 {
 	union lab3_wire_msg *buf = &conn->msgs[LAB3_RECV_DEPTH];
@@ -809,6 +909,7 @@ int lab3_send_msg(struct lab3_conn *conn, const struct lab3_msg *msg)
 	return lab3_wait_send(conn, LAB3_WR_SEND, 0);
 }
 
+/* lab3_send_error: best effort, keeping conn->err; see common.h. */
 void lab3_send_error(struct lab3_conn *conn, enum lab3_error_code code,
 		     const char *reason)
 {
@@ -825,6 +926,7 @@ void lab3_send_error(struct lab3_conn *conn, enum lab3_error_code code,
 	memcpy(conn->err, saved_err, sizeof(saved_err));
 }
 
+/* lab3_recv_msg: see common.h. */
 int lab3_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg, int wait_ms)
 {
 	char why[LAB3_ERR_LEN - 32];
@@ -874,6 +976,8 @@ int lab3_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg, int wait_ms)
 
 /* ---- Memory registration and RDMA WRITE ---- */
 
+/* lab3_reg_mr: see common.h.  A failure hints at `ulimit -l`, the usual
+ * cause of ENOMEM, EPERM or EAGAIN here. */
 int lab3_reg_mr(struct lab3_conn *conn, void *addr, size_t len, int access,
 		struct ibv_mr **mr)
 {
@@ -892,6 +996,7 @@ int lab3_reg_mr(struct lab3_conn *conn, void *addr, size_t len, int access,
 	return errno ? -errno : -ENOMEM;
 }
 
+/* lab3_post_rdma_write: post only; lab3_wait_send() reaps it. */
 int lab3_post_rdma_write(struct lab3_conn *conn, struct ibv_mr *mr,
 			 const void *local, uint32_t len,
 			 uint64_t remote_addr, uint32_t rkey)
@@ -925,6 +1030,7 @@ int lab3_post_rdma_write(struct lab3_conn *conn, struct ibv_mr *mr,
 
 /* ---- Command lines ---- */
 
+/* lab3_parse_seconds: see common.h. */
 int lab3_parse_seconds(const char *arg)
 {
 	char *end;
@@ -939,6 +1045,7 @@ int lab3_parse_seconds(const char *arg)
 
 /* ---- Hashes and the secret key ---- */
 
+/* lab3_sha256: see common.h. */
 int lab3_sha256(const void *data, size_t len, uint8_t out[LAB3_SHA256_LEN])
 {
 	unsigned int out_len = 0;
@@ -949,6 +1056,7 @@ int lab3_sha256(const void *data, size_t len, uint8_t out[LAB3_SHA256_LEN])
 	return 0;
 }
 
+/* lab3_hmac_sha256: see common.h. */
 int lab3_hmac_sha256(const uint8_t *key, size_t key_len,
 		     const void *data, size_t len, uint8_t out[LAB3_KEY_LEN])
 {
@@ -960,6 +1068,7 @@ int lab3_hmac_sha256(const uint8_t *key, size_t key_len,
 	return 0;
 }
 
+/* lab3_hex: see common.h. */
 void lab3_hex(const uint8_t *in, size_t len, char *out)
 {
 	static const char digits[] = "0123456789abcdef";
@@ -1051,7 +1160,8 @@ static int create_secret(const char *path, uint8_t *secret, char *err,
 	    fsync(fd) != 0 || link(tmp, path) != 0) {
 		ret = -errno;
 		if (ret != -EEXIST)
-			snprintf(err, err_len, "cannot write secret file %s: %s",
+			snprintf(err, err_len,
+				 "cannot write secret file %s: %s",
 				 path, strerror(errno));
 	}
 	close(fd);
@@ -1061,6 +1171,9 @@ static int create_secret(const char *path, uint8_t *secret, char *err,
 	return ret;
 }
 
+/* lab3_load_secret: create the secret on first use; then insist on a
+ * regular file only its owner can access, holding exactly the hex digits
+ * and a newline. */
 int lab3_load_secret(const char *path, uint8_t secret[LAB3_SECRET_LEN],
 		     char *err, size_t err_len)
 {
@@ -1107,6 +1220,7 @@ int lab3_load_secret(const char *path, uint8_t secret[LAB3_SECRET_LEN],
 	return 0;
 }
 
+/* lab3_key_for_id: see common.h. */
 int lab3_key_for_id(const uint8_t secret[LAB3_SECRET_LEN], const char *id,
 		    uint8_t key[LAB3_KEY_LEN])
 {

@@ -39,7 +39,7 @@ enum lab3_exit {
 
 /* What a work request was for, kept in its wr_id. */
 enum lab3_wr_kind {
-	LAB3_WR_RECV = 0,	/* wr_id = LAB3_WR_RECV + receive buffer index */
+	LAB3_WR_RECV = 0,	/* wr_id = LAB3_WR_RECV + receive buffer slot */
 	LAB3_WR_SEND = 100,	/* the one message send buffer */
 	LAB3_WR_WRITE = 200,	/* an RDMA WRITE of file data */
 };
@@ -106,7 +106,12 @@ int lab3_accept(struct lab3_listener *listener, struct lab3_conn *conn);
 /* Disconnect and wait (bounded) for the CM to confirm it. */
 void lab3_disconnect(struct lab3_conn *conn);
 
+/* Free everything CONN owns, in the reverse order of setup; CONN may be
+ * built only part of the way, and can be destroyed again afterwards. */
 void lab3_conn_destroy(struct lab3_conn *conn);
+
+/* Free the listener's cm_id and event channel; as safe on a half-built
+ * listener as lab3_conn_destroy(). */
 void lab3_listener_destroy(struct lab3_listener *listener);
 
 /* "ADDR:PORT" of the connection's peer (PEER 1) or of our own end
@@ -155,7 +160,10 @@ int lab3_parse_seconds(const char *arg);
 
 /* ---- Hashes and the secret key ---- */
 
+/* SHA-256 of the LEN bytes at DATA into OUT; 0, or -EIO if OpenSSL fails. */
 int lab3_sha256(const void *data, size_t len, uint8_t out[LAB3_SHA256_LEN]);
+
+/* HMAC-SHA256 with KEY of the LEN bytes at DATA into OUT; 0 or -EIO. */
 int lab3_hmac_sha256(const uint8_t *key, size_t key_len,
 		     const void *data, size_t len,
 		     uint8_t out[LAB3_KEY_LEN]);

@@ -81,8 +81,8 @@ enum lab3_verdict {
 /* Why a side sent ERROR. */
 enum lab3_error_code {
 	LAB3_ERR_PROTOCOL = 1,		/* a message broke this protocol */
-	LAB3_ERR_TOO_LARGE = 2,		/* the file is over the receiver's limit */
-	LAB3_ERR_RESOURCES = 3,		/* the receiver cannot hold the file now */
+	LAB3_ERR_TOO_LARGE = 2,		/* file over the receiver's limit */
+	LAB3_ERR_RESOURCES = 3,		/* receiver can't hold the file now */
 	LAB3_ERR_NO_KEY = 4,		/* no key without a good verdict */
 	LAB3_ERR_INTERNAL = 5,		/* the peer failed on its own side */
 };
@@ -127,7 +127,7 @@ struct lab3_wire_verdict {		/* step 4, receiver -> sender */
 struct lab3_wire_id {			/* step 5, sender -> receiver */
 	struct lab3_wire_header hdr;
 	uint8_t id_len;			/* 1 .. LAB3_ID_MAX */
-	char id[LAB3_ID_MAX];		/* printable ASCII, not NUL-terminated */
+	char id[LAB3_ID_MAX];		/* printable ASCII, unterminated */
 };
 
 struct lab3_wire_key {			/* step 6, receiver -> sender */
@@ -218,14 +218,22 @@ static inline const char *lab3_msg_type_name(int type)
 static inline size_t lab3_wire_size(int type)
 {
 	switch (type) {
-	case LAB3_MSG_FILE_INFO:	return sizeof(struct lab3_wire_file_info);
-	case LAB3_MSG_REGION:		return sizeof(struct lab3_wire_region);
-	case LAB3_MSG_DONE:		return sizeof(struct lab3_wire_done);
-	case LAB3_MSG_VERDICT:		return sizeof(struct lab3_wire_verdict);
-	case LAB3_MSG_ID:		return sizeof(struct lab3_wire_id);
-	case LAB3_MSG_KEY:		return sizeof(struct lab3_wire_key);
-	case LAB3_MSG_ERROR:		return sizeof(struct lab3_wire_error);
-	default:			return 0;
+	case LAB3_MSG_FILE_INFO:
+		return sizeof(struct lab3_wire_file_info);
+	case LAB3_MSG_REGION:
+		return sizeof(struct lab3_wire_region);
+	case LAB3_MSG_DONE:
+		return sizeof(struct lab3_wire_done);
+	case LAB3_MSG_VERDICT:
+		return sizeof(struct lab3_wire_verdict);
+	case LAB3_MSG_ID:
+		return sizeof(struct lab3_wire_id);
+	case LAB3_MSG_KEY:
+		return sizeof(struct lab3_wire_key);
+	case LAB3_MSG_ERROR:
+		return sizeof(struct lab3_wire_error);
+	default:
+		return 0;
 	}
 }
 
@@ -247,12 +255,14 @@ static inline int lab3_check_name(const char *name, size_t len,
 				  char *why, size_t why_len)
 {
 	if (len == 0 || len > LAB3_NAME_MAX) {
-		snprintf(why, why_len, "file name of %zu bytes (1 to %d allowed)",
+		snprintf(why, why_len,
+			 "file name of %zu bytes (1 to %d allowed)",
 			 len, LAB3_NAME_MAX);
 		return -1;
 	}
 	if (lab3_check_text(name, len) != 0) {
-		snprintf(why, why_len, "file name has a non-printable character");
+		snprintf(why, why_len,
+			 "file name has a non-printable character");
 		return -1;
 	}
 	if (memchr(name, '/', len) != NULL) {
@@ -379,7 +389,8 @@ static inline int lab3_decode_body(const union lab3_wire_msg *wire,
 		return 0;
 	case LAB3_MSG_REGION:
 		if (wire->region.reserved != 0) {
-			snprintf(why, why_len, "REGION reserved field not zero");
+			snprintf(why, why_len,
+				 "REGION reserved field not zero");
 			return -1;
 		}
 		msg->region.addr = be64toh(wire->region.addr);
@@ -392,13 +403,15 @@ static inline int lab3_decode_body(const union lab3_wire_msg *wire,
 	case LAB3_MSG_VERDICT:
 		if (wire->verdict.verdict != LAB3_VERDICT_BAD &&
 		    wire->verdict.verdict != LAB3_VERDICT_GOOD) {
-			snprintf(why, why_len, "verdict %u is neither good nor bad",
+			snprintf(why, why_len,
+				 "verdict %u is neither good nor bad",
 				 wire->verdict.verdict);
 			return -1;
 		}
 		if (!lab3_all_zero(wire->verdict.reserved,
 				   sizeof(wire->verdict.reserved))) {
-			snprintf(why, why_len, "VERDICT reserved bytes not zero");
+			snprintf(why, why_len,
+				 "VERDICT reserved bytes not zero");
 			return -1;
 		}
 		msg->verdict.verdict = (enum lab3_verdict)wire->verdict.verdict;
@@ -422,7 +435,8 @@ static inline int lab3_decode_body(const union lab3_wire_msg *wire,
 		}
 		if (len > LAB3_REASON_MAX ||
 		    lab3_check_text(wire->error.reason, len) != 0) {
-			snprintf(why, why_len, "ERROR reason is not printable text");
+			snprintf(why, why_len,
+				 "ERROR reason is not printable text");
 			return -1;
 		}
 		msg->error.code = (enum lab3_error_code)wire->error.code;

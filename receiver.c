@@ -105,43 +105,55 @@ struct session {
 
 static volatile sig_atomic_t stop_requested;
 
+/* on_stop_signal: the SIGINT and SIGTERM handler: ask the serving loop to
+ * stop; the wait it interrupts returns -EINTR. */
 static void on_stop_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
 }
 
+/* The help text, one source line per output line; usage() fills in the
+ * default port, secret file and timeout. */
+static const char usage_text[] =
+"usage: receiver [-v] [-a ADDR] [-p PORT] [-o DIR] [-m MAX_BYTES]\n"
+"                [-k SECRET_FILE] [-t SECONDS]\n"
+"       receiver [-k SECRET_FILE] --key-for ID\n"
+"\n"
+"Serve Lab 3 senders one after another until SIGINT or SIGTERM.\n"
+"\n"
+"  -a ADDR         listen on ADDR only (default: all addresses)\n"
+"  -p PORT         listen on PORT; 0 picks a free one (default %d)\n"
+"  -o DIR          save each verified file into DIR under its base name\n"
+"                  (or sha256-HASHPREFIX when the sender gave none)\n"
+"  -m MAX_BYTES    refuse larger files; K, M, G suffixes (default 1G)\n"
+"  -k SECRET_FILE  the secret keys derive from; created 0600 if missing\n"
+"                  (default ~/%s)\n"
+"  -t SECONDS      end a session after SECONDS of silence (default %d)\n"
+"  -v              trace each state and each work completion on stderr\n"
+"  --key-for ID    print the key a session with ID receives, and exit\n"
+"  -h, --help      show this help\n"
+"\n"
+"Exit status: 0 stopped by a signal, or key printed; 1 usage error;\n"
+"2 local error (secret file, output directory); 3 cannot listen or\n"
+"accept (no RDMA device, address in use).\n";
+
+/* usage: command-line help on stderr, for -h and for a bad command line;
+ * the caller picks the exit status. */
 static void usage(void)
 {
-	fprintf(stderr,
-		"usage: receiver [-v] [-a ADDR] [-p PORT] [-o DIR] [-m MAX_BYTES]\n"
-		"                [-k SECRET_FILE] [-t SECONDS]\n"
-		"       receiver [-k SECRET_FILE] --key-for ID\n"
-		"\n"
-		"Serve Lab 3 senders one after another until SIGINT or SIGTERM.\n"
-		"\n"
-		"  -a ADDR         listen on ADDR only (default: all addresses)\n"
-		"  -p PORT         listen on PORT; 0 picks a free one (default %d)\n"
-		"  -o DIR          save each verified file into DIR under its base name\n"
-		"                  (or sha256-HASHPREFIX when the sender gave none)\n"
-		"  -m MAX_BYTES    refuse larger files; K, M, G suffixes (default 1G)\n"
-		"  -k SECRET_FILE  the secret keys derive from; created 0600 if missing\n"
-		"                  (default ~/%s)\n"
-		"  -t SECONDS      end a session after SECONDS of silence (default %d)\n"
-		"  -v              trace each state and each work completion on stderr\n"
-		"  --key-for ID    print the key a session with ID receives, and exit\n"
-		"  -h, --help      show this help\n"
-		"\n"
-		"Exit status: 0 stopped by a signal, or key printed; 1 usage error;\n"
-		"2 local error (secret file, output directory); 3 cannot listen or\n"
-		"accept (no RDMA device, address in use).\n",
-		LAB3_DEFAULT_PORT, DEFAULT_SECRET, LAB3_DEFAULT_TIMEOUT);
+	fprintf(stderr, usage_text, LAB3_DEFAULT_PORT, DEFAULT_SECRET,
+		LAB3_DEFAULT_TIMEOUT);
 }
 
 /* ---- Session failures ---- */
 
 /* fail: end the session: record why (for the summary line) and tell the
  * sender with an ERROR of CODE, when the connection still allows. */
+static enum session_state fail(struct session *s, enum lab3_error_code code,
+			       const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 static enum session_state fail(struct session *s, enum lab3_error_code code,
 			       const char *fmt, ...)
 {
@@ -191,14 +203,17 @@ static enum session_state receive(struct session *s, enum session_state state,
 		return SESSION_FAILED;
 	}
 	if (msg->type != want)
-		return fail(s, LAB3_ERR_PROTOCOL, "protocol error: expected %s, "
-			    "got %s", lab3_msg_type_name(want),
+		return fail(s, LAB3_ERR_PROTOCOL,
+			    "protocol error: expected %s, got %s",
+			    lab3_msg_type_name(want),
 			    lab3_msg_type_name(msg->type));
 	return state;
 }
 
 /* ---- The states, in the lab's order ---- */
 
+/* recv_file_info: step 1, FILE_INFO: keep the length, hash and name, and
+ * refuse a file over the limit before allocating anything. */
 static enum session_state recv_file_info(struct session *s)
 {
 	struct lab3_msg msg;
@@ -217,9 +232,9 @@ static enum session_state recv_file_info(struct session *s)
 	return SEND_REGION;
 }
 
-/* send_region: allocate one region the size of the file, register it for
- * remote write, and send its descriptor.  A zero-length file gets an empty
- * descriptor: there is nothing to write. */
+/* send_region: step 2, REGION: allocate one region the size of the file,
+ * register it for remote write, and send its descriptor.  A zero-length
+ * file gets an empty descriptor: there is nothing to write. */
 static enum session_state send_region(struct session *s)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_REGION };
@@ -230,8 +245,9 @@ static enum session_state send_region(struct session *s)
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (s->region == MAP_FAILED) {
 			s->region = NULL;
-			return fail(s, LAB3_ERR_RESOURCES, "cannot allocate %llu "
-				    "bytes", (unsigned long long)s->length);
+			return fail(s, LAB3_ERR_RESOURCES,
+				    "cannot allocate %llu bytes",
+				    (unsigned long long)s->length);
 		}
 		ret = lab3_reg_mr(&s->conn, s->region, s->length,
 				  IBV_ACCESS_LOCAL_WRITE |
@@ -248,6 +264,8 @@ static enum session_state send_region(struct session *s)
 	return RECV_DONE;
 }
 
+/* recv_done: step 3: wait out the sender's RDMA WRITEs for its DONE, whose
+ * byte count must be the file's length. */
 static enum session_state recv_done(struct session *s)
 {
 	struct lab3_msg msg;
@@ -337,9 +355,9 @@ static int save_file(struct session *s)
 	return 0;
 }
 
-/* send_verdict: revoke the sender's access to the region, then hash what
- * arrived and compare.  Deregistering first means no RDMA WRITE can change
- * the bytes after they were checked. */
+/* send_verdict: step 4, VERDICT: revoke the sender's access to the
+ * region, then hash what arrived and compare.  Deregistering first means
+ * no RDMA WRITE can change the bytes after they were checked. */
 static enum session_state send_verdict(struct session *s)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_VERDICT };
@@ -369,6 +387,7 @@ static enum session_state send_verdict(struct session *s)
 	return s->verdict == LAB3_VERDICT_GOOD ? RECV_ID : WAIT_DISCONNECT;
 }
 
+/* recv_id: step 5, ID: the student's ID, after a good verdict. */
 static enum session_state recv_id(struct session *s)
 {
 	struct lab3_msg msg;
@@ -379,6 +398,7 @@ static enum session_state recv_id(struct session *s)
 	return SEND_KEY;
 }
 
+/* send_key: step 6, KEY: HMAC-SHA256(secret, ID) for the ID just received. */
 static enum session_state send_key(struct session *s)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_KEY };
@@ -393,8 +413,9 @@ static enum session_state send_key(struct session *s)
 	return WAIT_DISCONNECT;
 }
 
-/* wait_disconnect: the session's work is done; the sender hangs up.  A
- * message instead is refused: after a bad verdict, an ID gets no key. */
+/* wait_disconnect: after step 6 (or a bad verdict at step 4): the
+ * session's work is done; the sender hangs up.  A message instead is
+ * refused: after a bad verdict, an ID gets no key. */
 static enum session_state wait_disconnect(struct session *s)
 {
 	struct lab3_msg msg;
@@ -550,6 +571,8 @@ static int parse_port(const char *arg)
 	return 0;
 }
 
+/* parse_args: the command line into OPT, refusing serving options next
+ * to --key-for (only -k goes with it). */
 static int parse_args(struct options *opt, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -650,6 +673,8 @@ static void install_stop_handlers(sigset_t *orig)
 	sigdelset(orig, SIGTERM);
 }
 
+/* main: the command line, the secret, then --key-for's one answer or
+ * the serving loop until a stop signal; enum lab3_exit says how it ended. */
 int main(int argc, char **argv)
 {
 	struct options opt = {

@@ -88,27 +88,37 @@ struct sender {
 	enum lab3_exit exit_status;	/* why the run FAILED */
 };
 
+/* The help text, one source line per output line; usage() fills in the
+ * longest ID and the default timeout. */
+static const char usage_text[] =
+"usage: sender [-v] [-i ID] [-t SECONDS] <ip> <port> <file>\n"
+"\n"
+"Send <file> to the Lab 3 receiver at <ip> <port> with RDMA WRITE,\n"
+"then trade ID for the secret key, printed as 'secret key: HEX'.\n"
+"\n"
+"  -i ID       student ID, 1-%d printable characters (default: login name)\n"
+"  -t SECONDS  give up after SECONDS of silence from the receiver\n"
+"              (default %d)\n"
+"  -v          trace each state and each work completion on stderr\n"
+"  -h, --help  show this help\n"
+"\n"
+"Exit status: 0 key received; 1 usage error; 2 local error (file, memory);\n"
+"3 connection or transport error, or timeout; 4 refused by the receiver;\n"
+"5 bad verdict (the receiver's hash differs); 6 protocol error.\n";
+
+/* usage: command-line help on stderr, for -h and for a bad command line;
+ * the caller picks the exit status. */
 static void usage(void)
 {
-	fprintf(stderr,
-		"usage: sender [-v] [-i ID] [-t SECONDS] <ip> <port> <file>\n"
-		"\n"
-		"Send <file> to the Lab 3 receiver at <ip> <port> with RDMA WRITE,\n"
-		"then trade ID for the secret key, printed as 'secret key: HEX'.\n"
-		"\n"
-		"  -i ID       student ID, 1-%d printable characters (default: login name)\n"
-		"  -t SECONDS  give up after SECONDS of silence from the receiver (default %d)\n"
-		"  -v          trace each state and each work completion on stderr\n"
-		"  -h, --help  show this help\n"
-		"\n"
-		"Exit status: 0 key received; 1 usage error; 2 local error (file, memory);\n"
-		"3 connection or transport error, or timeout; 4 refused by the receiver;\n"
-		"5 bad verdict (the receiver's hash differs); 6 protocol error.\n",
-		LAB3_ID_MAX, LAB3_DEFAULT_TIMEOUT);
+	fprintf(stderr, usage_text, LAB3_ID_MAX, LAB3_DEFAULT_TIMEOUT);
 }
 
 /* fail: print one line "sender: CONTEXT: MESSAGE", record the exit status
  * and return the FAILED state, so a step can end with `return fail(...)`. */
+static enum sender_state fail(struct sender *s, enum lab3_exit status,
+			      const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 static enum sender_state fail(struct sender *s, enum lab3_exit status,
 			      const char *fmt, ...)
 {
@@ -202,6 +212,8 @@ static const char *default_id(void)
 
 /* ---- The states, in the lab's order ---- */
 
+/* connect_to_receiver: CONNECT, before step 1: resolve and connect, then
+ * register the file's mapping as the source of the RDMA WRITEs. */
 static enum sender_state connect_to_receiver(struct sender *s)
 {
 	int ret = lab3_connect(&s->conn, s->host, s->port);
@@ -223,6 +235,7 @@ static enum sender_state connect_to_receiver(struct sender *s)
 	return SEND_FILE_INFO;
 }
 
+/* send_file_info: step 1, FILE_INFO: the file's length, SHA-256 and name. */
 static enum sender_state send_file_info(struct sender *s)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_FILE_INFO };
@@ -281,6 +294,8 @@ static int receive(struct sender *s, enum sender_state state,
 	return 0;
 }
 
+/* recv_region: step 2, REGION: where to write; its length must be the
+ * file's. */
 static enum sender_state recv_region(struct sender *s)
 {
 	struct lab3_msg msg;
@@ -305,8 +320,8 @@ static enum sender_state recv_region(struct sender *s)
 	return WRITE_FILE;
 }
 
-/* write_file: RDMA WRITE the whole file into the receiver's region, in
- * pieces no larger than the device's largest message (nor than
+/* write_file: step 3: RDMA WRITE the whole file into the receiver's
+ * region, in pieces no larger than the device's largest message (nor than
  * WRITE_PIECE_MAX, so that completions keep coming), keeping up to
  * LAB3_SEND_DEPTH of them in flight.  A zero-length file writes nothing. */
 static enum sender_state write_file(struct sender *s)
@@ -341,6 +356,7 @@ static enum sender_state write_file(struct sender *s)
 	return SEND_DONE;
 }
 
+/* send_done: step 3, after the writes: DONE with the bytes written. */
 static enum sender_state send_done(struct sender *s)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_DONE };
@@ -353,6 +369,8 @@ static enum sender_state send_done(struct sender *s)
 	return RECV_VERDICT;
 }
 
+/* recv_verdict: step 4, VERDICT: a good one leads on to the ID, a bad one
+ * ends the run with LAB3_EXIT_BAD_VERDICT. */
 static enum sender_state recv_verdict(struct sender *s)
 {
 	struct lab3_msg msg;
@@ -368,6 +386,7 @@ static enum sender_state recv_verdict(struct sender *s)
 	return SEND_ID;
 }
 
+/* send_id: step 5, ID: the student's ID. */
 static enum sender_state send_id(struct sender *s)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_ID };
@@ -380,6 +399,7 @@ static enum sender_state send_id(struct sender *s)
 	return RECV_KEY;
 }
 
+/* recv_key: step 6, KEY: keep the secret key for main() to print. */
 static enum sender_state recv_key(struct sender *s)
 {
 	struct lab3_msg msg;
@@ -420,6 +440,8 @@ static enum lab3_exit run(struct sender *s)
 
 /* ---- Command line ---- */
 
+/* parse_args: the command line: options, <ip> <port> <file>, and the ID
+ * (the login name without -i), checked before anything else happens. */
 static int parse_args(struct sender *s, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -478,6 +500,8 @@ static int parse_args(struct sender *s, int argc, char **argv)
 	return 0;
 }
 
+/* main: the whole run: the command line, the file, the lab's steps, the
+ * key on stdout; the exit status says how it ended (enum lab3_exit). */
 int main(int argc, char **argv)
 {
 	struct sender s = {
