@@ -544,6 +544,20 @@ static int resolve_error(struct lab3_conn *conn, const char *call)
 	return ret;
 }
 
+/* get_addrinfo: rdma_getaddrinfo() with its failure put in words. */
+static int get_addrinfo(const char *host, const char *port,
+			const struct rdma_addrinfo *hints,
+			struct rdma_addrinfo **res, char *err, size_t err_len)
+{
+	int ret = rdma_getaddrinfo(host, port, hints, res);
+
+	if (ret == 0)
+		return 0;
+	snprintf(err, err_len, "cannot resolve the address: %s",
+		 ret == EAI_SYSTEM ? strerror(errno) : gai_strerror(ret));
+	return -EHOSTUNREACH;
+}
+
 /* resolve_addr_and_route: look HOST:PORT up, then have rdma_cm resolve it
  * to a local RDMA device and a route to the peer, waiting for each step's
  * event: what must happen before the resources can be built on that
@@ -555,14 +569,10 @@ static int resolve_addr_and_route(struct lab3_conn *conn, const char *host,
 	struct rdma_addrinfo *addr;
 	int ret;
 
-	ret = rdma_getaddrinfo(host, port, &hints, &addr);
-	if (ret != 0) {
-		snprintf(conn->err, sizeof(conn->err),
-			 "cannot resolve the address: %s",
-			 ret == EAI_SYSTEM ? strerror(errno) :
-			 gai_strerror(ret));
-		return -EHOSTUNREACH;
-	}
+	ret = get_addrinfo(host, port, &hints, &addr, conn->err,
+			   sizeof(conn->err));
+	if (ret != 0)
+		return ret;
 	ret = rdma_resolve_addr(conn->id, NULL, addr->ai_dst_addr,
 				RESOLVE_TIMEOUT_MS);
 	rdma_freeaddrinfo(addr);
@@ -650,14 +660,10 @@ int lab3_listen(struct lab3_listener *listener, const char *addr,
 			 "rdma_create_id: %s", strerror(errno));
 		return ret;
 	}
-	ret = rdma_getaddrinfo(addr, port, &hints, &res);
-	if (ret != 0) {
-		snprintf(listener->err, sizeof(listener->err),
-			 "cannot resolve the address: %s",
-			 ret == EAI_SYSTEM ? strerror(errno) :
-			 gai_strerror(ret));
-		return -EINVAL;
-	}
+	ret = get_addrinfo(addr, port, &hints, &res, listener->err,
+			   sizeof(listener->err));
+	if (ret != 0)
+		return ret;
 	ret = rdma_bind_addr(listener->id, res->ai_src_addr);
 	rdma_freeaddrinfo(res);
 	if (ret != 0) {
