@@ -472,13 +472,15 @@ static int setup_msgs(struct lab3_conn *conn)
 {
 	int ret;
 
-	conn->msgs = calloc(LAB3_RECV_DEPTH + 1, sizeof(*conn->msgs));
+	conn->msgs = calloc(LAB3_RECV_DEPTH + LAB3_SEND_DEPTH,
+			    sizeof(*conn->msgs));
 	if (conn->msgs == NULL) {
 		snprintf(conn->err, sizeof(conn->err), "out of memory");
 		return -ENOMEM;
 	}
 	ret = lab3_reg_mr(conn, conn->msgs,
-			  (LAB3_RECV_DEPTH + 1) * sizeof(*conn->msgs),
+			  (LAB3_RECV_DEPTH + LAB3_SEND_DEPTH) *
+			  sizeof(*conn->msgs),
 			  IBV_ACCESS_LOCAL_WRITE, &conn->msgs_mr);
 	if (ret != 0)
 		return ret;
@@ -877,11 +879,14 @@ int lab3_wait_send(struct lab3_conn *conn, enum lab3_wr_kind kind,
 	}
 }
 
-/* lab3_send_msg: encode into the one send buffer, SEND, wait; see
- * common.h. */
-int lab3_send_msg(struct lab3_conn *conn, const struct lab3_msg *msg)
+/* lab3_post_msg: encode into the next send buffer and post a SEND; see
+ * common.h.  The send buffers are used in turn: a buffer comes round again
+ * only after LAB3_SEND_DEPTH more sends, and no more than that many work
+ * requests are ever outstanding on the send queue. */
+int lab3_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg)
 {
-	union lab3_wire_msg *buf = &conn->msgs[LAB3_RECV_DEPTH];
+	int slot = LAB3_RECV_DEPTH + conn->next_send % LAB3_SEND_DEPTH;
+	union lab3_wire_msg *buf = &conn->msgs[slot];
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)buf,
 		.lkey = conn->msgs_mr->lkey,
@@ -912,6 +917,17 @@ int lab3_send_msg(struct lab3_conn *conn, const struct lab3_msg *msg)
 			 strerror(ret));
 		return -ret;
 	}
+	conn->next_send++;
+	return 0;
+}
+
+/* lab3_send_msg: post a SEND and wait for it; see common.h. */
+int lab3_send_msg(struct lab3_conn *conn, const struct lab3_msg *msg)
+{
+	int ret = lab3_post_msg(conn, msg);
+
+	if (ret != 0)
+		return ret;
 	return lab3_wait_send(conn, LAB3_WR_SEND, 0);
 }
 
@@ -932,52 +948,66 @@ void lab3_send_error(struct lab3_conn *conn, enum lab3_error_code code,
 	memcpy(conn->err, saved_err, sizeof(saved_err));
 }
 
-/* lab3_recv_msg: see common.h. */
-int lab3_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg, int wait_ms)
+/* lab3_next_completion: see common.h. */
+int lab3_next_completion(struct lab3_conn *conn, struct ibv_wc *wc,
+			 int wait_ms)
 {
-	char why[LAB3_ERR_LEN - 32];
-	struct ibv_wc wc;
-	int slot, ret;
+	int ret;
 
-	if (wait_ms == 0)
-		wait_ms = conn->timeout_ms;
 	if (conn->npending > 0) {
-		wc = conn->pending[0];
+		*wc = conn->pending[0];
 		conn->npending--;
 		memmove(&conn->pending[0], &conn->pending[1],
 			conn->npending * sizeof(conn->pending[0]));
-	} else {
-		ret = wait_event(conn, &wc, NO_CM_EVENT, wait_ms);
-		if (ret != 0)
-			return ret;
-		ret = check_wc(conn, &wc);
-		if (ret != 0)
-			return ret;
+		return 0;
 	}
+	ret = wait_event(conn, wc, NO_CM_EVENT,
+			 wait_ms ? wait_ms : conn->timeout_ms);
+	if (ret != 0)
+		return ret;
+	return check_wc(conn, wc);
+}
 
-	if (wc.wr_id >= LAB3_WR_RECV + LAB3_RECV_DEPTH) {
+/* lab3_take_msg: check and decode a received message; see common.h. */
+int lab3_take_msg(struct lab3_conn *conn, const struct ibv_wc *wc,
+		  struct lab3_msg *msg)
+{
+	char why[LAB3_ERR_LEN - 32];
+	int slot = (int)(wc->wr_id - LAB3_WR_RECV);
+
+	if (wc->wr_id >= LAB3_WR_RECV + LAB3_RECV_DEPTH) {
 		snprintf(conn->err, sizeof(conn->err),
-			 "unexpected %s completion", wc_opcode_name(wc.opcode));
+			 "unexpected %s completion",
+			 wc_opcode_name(wc->opcode));
 		return -EIO;
 	}
-	slot = (int)(wc.wr_id - LAB3_WR_RECV);
-	if (wc.opcode != IBV_WC_RECV) {
+	if (wc->opcode != IBV_WC_RECV) {
 		/* e.g. an RDMA WRITE with immediate data, not a SEND */
 		snprintf(conn->err, sizeof(conn->err), "protocol error: the "
 			 "peer consumed a receive without a SEND");
 		return -EPROTO;
 	}
-	ret = lab3_decode(&conn->msgs[slot], wc.byte_len, msg, why,
-			  sizeof(why));
-	if (ret != 0) {
+	if (lab3_decode(&conn->msgs[slot], wc->byte_len, msg, why,
+			sizeof(why)) != 0) {
 		snprintf(conn->err, sizeof(conn->err), "protocol error: %s",
 			 why);
 		return -EPROTO;
 	}
 	if (conn->verbose)
 		fprintf(stderr, "%s: received %s (%u bytes)\n", conn->prog,
-			lab3_msg_type_name(msg->type), wc.byte_len);
+			lab3_msg_type_name(msg->type), wc->byte_len);
 	return post_recv(conn, slot);
+}
+
+/* lab3_recv_msg: see common.h. */
+int lab3_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg, int wait_ms)
+{
+	struct ibv_wc wc;
+	int ret = lab3_next_completion(conn, &wc, wait_ms);
+
+	if (ret != 0)
+		return ret;
+	return lab3_take_msg(conn, &wc, msg);
 }
 
 /* ---- Memory registration and RDMA WRITE ---- */
@@ -1049,6 +1079,30 @@ int lab3_parse_seconds(const char *arg)
 	return (int)v;
 }
 
+/* lab3_parse_size: see common.h. */
+int lab3_parse_size(const char *arg, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+	int shift = 0;
+
+	if (arg[0] < '0' || arg[0] > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno != 0)
+		return -1;
+	switch (*end) {
+	case 'K': shift = 10; end++; break;
+	case 'M': shift = 20; end++; break;
+	case 'G': shift = 30; end++; break;
+	}
+	if (*end != '\0' || v > (1ULL << 62) >> shift)
+		return -1;
+	*out = v << shift;
+	return 0;
+}
+
 /* ---- Hashes and the secret key ---- */
 
 /* lab3_sha256: see common.h. */
@@ -1060,6 +1114,42 @@ int lab3_sha256(const void *data, size_t len, uint8_t out[LAB3_SHA256_LEN])
 	    out_len != LAB3_SHA256_LEN)
 		return -EIO;
 	return 0;
+}
+
+/* lab3_sha256_begin: see common.h. */
+int lab3_sha256_begin(struct lab3_sha256 *h)
+{
+	h->ctx = EVP_MD_CTX_new();
+	if (h->ctx == NULL ||
+	    EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL) != 1) {
+		lab3_sha256_free(h);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* lab3_sha256_add: see common.h. */
+int lab3_sha256_add(struct lab3_sha256 *h, const void *data, size_t len)
+{
+	return EVP_DigestUpdate(h->ctx, data, len) == 1 ? 0 : -EIO;
+}
+
+/* lab3_sha256_end: see common.h. */
+int lab3_sha256_end(struct lab3_sha256 *h, uint8_t out[LAB3_SHA256_LEN])
+{
+	unsigned int out_len = 0;
+	int ok = EVP_DigestFinal_ex(h->ctx, out, &out_len) == 1 &&
+		 out_len == LAB3_SHA256_LEN;
+
+	lab3_sha256_free(h);
+	return ok ? 0 : -EIO;
+}
+
+/* lab3_sha256_free: see common.h. */
+void lab3_sha256_free(struct lab3_sha256 *h)
+{
+	EVP_MD_CTX_free(h->ctx);
+	h->ctx = NULL;
 }
 
 /* lab3_hmac_sha256: see common.h. */

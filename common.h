@@ -33,7 +33,9 @@ enum lab3_exit {
 
 #define LAB3_DEFAULT_TIMEOUT 30	/* seconds of silence before giving up */
 
-#define LAB3_RECV_DEPTH 2	/* receive buffers posted at any time */
+/* Receive buffers posted at any time: room for a REGION (or DONE) per
+ * window, and an ERROR. */
+#define LAB3_RECV_DEPTH (LAB3_WINDOWS_MAX + 2)
 #define LAB3_SEND_DEPTH 16	/* RDMA WRITEs and SENDs in flight at once */
 #define LAB3_ERR_LEN 256
 
@@ -66,7 +68,8 @@ struct lab3_conn {
 	struct ibv_cq *cq;
 	int has_qp;
 	union lab3_wire_msg *msgs;	/* LAB3_RECV_DEPTH receive buffers,
-					 * then one send buffer */
+					 * then LAB3_SEND_DEPTH send ones */
+	unsigned next_send;		/* sends posted so far */
 	struct ibv_mr *msgs_mr;
 	uint32_t max_msg_size;		/* the port's largest message */
 
@@ -125,16 +128,31 @@ int lab3_wait_for_bytes(const struct lab3_conn *conn, uint64_t bytes);
 
 /* ---- Messages, memory and RDMA WRITE ---- */
 
-/* Encode MSG, SEND it and wait for the send to complete. */
+/* Encode MSG and post a SEND of it, without waiting.  Its completion
+ * (wr_id LAB3_WR_SEND) is the caller's to collect. */
+int lab3_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg);
+
+/* Encode MSG, SEND it and wait for the send to complete.  Only when no
+ * other send-queue work is outstanding. */
 int lab3_send_msg(struct lab3_conn *conn, const struct lab3_msg *msg);
 
 /* Send an ERROR with CODE and REASON, if the connection still allows. */
 void lab3_send_error(struct lab3_conn *conn, enum lab3_error_code code,
 		     const char *reason);
 
-/* Wait up to WAIT_MS (0: the connection's timeout) for the next message,
- * check and decode it, and post its buffer again.  A malformed message is
- * -EPROTO with conn->err saying what was wrong. */
+/* Wait up to WAIT_MS (0: the connection's timeout) for the next work
+ * completion of any kind, and check its status. */
+int lab3_next_completion(struct lab3_conn *conn, struct ibv_wc *wc,
+			 int wait_ms);
+
+/* From the receive completion WC, check and decode the message, and post
+ * its buffer again.  A malformed message is -EPROTO with conn->err saying
+ * what was wrong; a completion that is not a receive is -EIO. */
+int lab3_take_msg(struct lab3_conn *conn, const struct ibv_wc *wc,
+		  struct lab3_msg *msg);
+
+/* lab3_next_completion() then lab3_take_msg(): the next message, when no
+ * send-queue work is outstanding. */
 int lab3_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg, int wait_ms);
 
 /* Register LEN bytes at ADDR with ACCESS flags on the connection's PD. */
@@ -158,7 +176,21 @@ int lab3_wait_send(struct lab3_conn *conn, enum lab3_wr_kind kind,
 /* A -t argument: 1 to 3600 seconds, or -1 if ARG is not that. */
 int lab3_parse_seconds(const char *arg);
 
+/* A byte count with an optional K, M or G suffix (powers of 1024) into
+ * *OUT; -1 if ARG is not that. */
+int lab3_parse_size(const char *arg, uint64_t *out);
+
 /* ---- Hashes and the secret key ---- */
+
+/* SHA-256 of data that comes in pieces: begin, add each piece, end.
+ * lab3_sha256_end() and lab3_sha256_free() release the context. */
+struct lab3_sha256 {
+	void *ctx;		/* OpenSSL's EVP_MD_CTX */
+};
+int lab3_sha256_begin(struct lab3_sha256 *h);
+int lab3_sha256_add(struct lab3_sha256 *h, const void *data, size_t len);
+int lab3_sha256_end(struct lab3_sha256 *h, uint8_t out[LAB3_SHA256_LEN]);
+void lab3_sha256_free(struct lab3_sha256 *h);
 
 /* SHA-256 of the LEN bytes at DATA into OUT; 0, or -EIO if OpenSSL fails. */
 int lab3_sha256(const void *data, size_t len, uint8_t out[LAB3_SHA256_LEN]);

@@ -12,12 +12,12 @@
  *     |------------------------------------------------->|  accept
  *   1 |  FILE_INFO  (length, SHA-256, base name)         |
  *     |------------------------------------------------->|  check the length,
- *     |                                                  |  allocate and
- *   2 |  REGION     (addr, length, rkey)                 |  register a region
+ *     |                                                  |  register a window
+ *   2 |  REGION     (addr, length, rkey, file offset)    |
  *     |<-------------------------------------------------|
  *   3 |  RDMA WRITE ... RDMA WRITE  (the file's bytes)   |
  *     |=================================================>|
- *     |  DONE       (bytes written)                      |
+ *     |  DONE       (file offset, bytes written)         |
  *     |------------------------------------------------->|  deregister, then
  *   4 |  VERDICT    (good or bad)                        |  hash what arrived
  *     |<-------------------------------------------------|
@@ -26,6 +26,26 @@
  *   6 |  KEY        (HMAC-SHA256(secret, ID))            |  good verdicts only
  *     |<-------------------------------------------------|
  *     |  rdma_disconnect                                 |
+ *
+ * Files larger than one window.  The receiver keeps a few windows (at most
+ * LAB3_WINDOWS_MAX) of a size it chooses, and the file travels in chunks of
+ * that size, chunk k at file offset k * window size.  Steps 2 and 3 then
+ * repeat, once per chunk:
+ *
+ *     REGION(chunk 0), REGION(chunk 1), ...  one per window, at the start
+ *     WRITEs + DONE(chunk 0)                 into chunk 0's window
+ *     WRITEs + DONE(chunk 1)                 meanwhile the receiver revokes
+ *     REGION(chunk W)                        window 0, hashes and stores
+ *     WRITEs + DONE(chunk 2) ...             chunk 0, registers it again
+ *
+ * REGIONs come in file order, one chunk each, and the sender answers each
+ * with its WRITEs and one DONE naming the same offset and length.  Each
+ * DONE follows its WRITEs on the same queue pair, so it arrives only after
+ * they have landed.  The receiver deregisters a window before it hashes the
+ * chunk in it, and hands it out again only under a new registration, so
+ * no WRITE can change bytes after they were checked.  A file that fits in
+ * one window has exactly the lab's sequence: one REGION, the WRITEs, one
+ * DONE.  The VERDICT covers the whole file.
  *
  * Either side may send ERROR instead of its next message.  It carries a code
  * and a short printable reason for the peer to show, and ends the session.
@@ -56,6 +76,8 @@
 #define LAB3_MAGIC 0x4c414233u		/* "LAB3" */
 #define LAB3_VERSION 1
 #define LAB3_DEFAULT_PORT 7471
+
+#define LAB3_WINDOWS_MAX 8		/* REGIONs outstanding, at most */
 
 #define LAB3_SHA256_LEN 32
 #define LAB3_KEY_LEN 32
@@ -109,13 +131,15 @@ struct lab3_wire_region {		/* step 2, receiver -> sender */
 	struct lab3_wire_header hdr;
 	uint64_t addr;			/* remote address for RDMA WRITE */
 	uint64_t length;		/* bytes writable from addr */
+	uint64_t offset;		/* file offset of the chunk */
 	uint32_t rkey;			/* remote key of the region */
 	uint32_t reserved;		/* zero */
 };
 
 struct lab3_wire_done {			/* step 3, sender -> receiver */
 	struct lab3_wire_header hdr;
-	uint64_t bytes;			/* bytes the sender wrote */
+	uint64_t offset;		/* the chunk's file offset */
+	uint64_t bytes;			/* bytes written into it */
 };
 
 struct lab3_wire_verdict {		/* step 4, receiver -> sender */
@@ -144,8 +168,8 @@ struct lab3_wire_error {		/* either way, ends the session */
 
 _Static_assert(sizeof(struct lab3_wire_header) == 8, "header size");
 _Static_assert(sizeof(struct lab3_wire_file_info) == 304, "FILE_INFO size");
-_Static_assert(sizeof(struct lab3_wire_region) == 32, "REGION size");
-_Static_assert(sizeof(struct lab3_wire_done) == 16, "DONE size");
+_Static_assert(sizeof(struct lab3_wire_region) == 40, "REGION size");
+_Static_assert(sizeof(struct lab3_wire_done) == 24, "DONE size");
 _Static_assert(sizeof(struct lab3_wire_verdict) == 16, "VERDICT size");
 _Static_assert(sizeof(struct lab3_wire_id) == 72, "ID size");
 _Static_assert(sizeof(struct lab3_wire_key) == 40, "KEY size");
@@ -177,9 +201,11 @@ struct lab3_msg {
 		struct {
 			uint64_t addr;
 			uint64_t length;
+			uint64_t offset;
 			uint32_t rkey;
 		} region;
 		struct {
+			uint64_t offset;
 			uint64_t bytes;
 		} done;
 		struct {
@@ -336,9 +362,11 @@ static inline size_t lab3_encode(const struct lab3_msg *msg,
 	case LAB3_MSG_REGION:
 		wire->region.addr = htobe64(msg->region.addr);
 		wire->region.length = htobe64(msg->region.length);
+		wire->region.offset = htobe64(msg->region.offset);
 		wire->region.rkey = htobe32(msg->region.rkey);
 		break;
 	case LAB3_MSG_DONE:
+		wire->done.offset = htobe64(msg->done.offset);
 		wire->done.bytes = htobe64(msg->done.bytes);
 		break;
 	case LAB3_MSG_VERDICT:
@@ -395,9 +423,11 @@ static inline int lab3_decode_body(const union lab3_wire_msg *wire,
 		}
 		msg->region.addr = be64toh(wire->region.addr);
 		msg->region.length = be64toh(wire->region.length);
+		msg->region.offset = be64toh(wire->region.offset);
 		msg->region.rkey = be32toh(wire->region.rkey);
 		return 0;
 	case LAB3_MSG_DONE:
+		msg->done.offset = be64toh(wire->done.offset);
 		msg->done.bytes = be64toh(wire->done.bytes);
 		return 0;
 	case LAB3_MSG_VERDICT:

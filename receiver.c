@@ -10,14 +10,24 @@
  * It serves one session after another until SIGINT or SIGTERM.  A session
  * follows the lab's sequence (see protocol.h), one function per state:
  *
- *   RECV_FILE_INFO   1. length, SHA-256, name; refuse what is too large
- *   SEND_REGION      2. allocate and register a region, send addr/len/rkey
- *   RECV_DONE        3. the sender RDMA-WRITEs, then says DONE
- *   SEND_VERDICT     4. deregister (no more remote access), hash, compare,
- *                       save the file if asked, send good or bad
+ *   RECV_FILE_INFO   1. length, SHA-256, name; refuse what is too large;
+ *                       set up the windows
+ *   SEND_REGION      2. register a window for the next chunk, send its
+ *                       addr/len/rkey (one per free window)
+ *   RECV_DONE        3. the sender RDMA-WRITEs a chunk, then says DONE
+ *   STORE_CHUNK         deregister its window (no more remote access),
+ *                       hash the chunk, append it to the temporary file;
+ *                       back to SEND_REGION while chunks remain
+ *   SEND_VERDICT     4. compare the whole file's hash, keep the file if
+ *                       good, send good or bad
  *   RECV_ID          5. the student's ID
  *   SEND_KEY         6. HMAC-SHA256(secret, ID), after a good verdict only
  *   WAIT_DISCONNECT     the sender hangs up (bad verdicts come here from 4)
+ *
+ * A file that fits in one window passes through SEND_REGION, RECV_DONE and
+ * STORE_CHUNK once: the lab's sequence exactly.  A larger one loops, and
+ * since a REGION goes out for every free window, the sender writes the
+ * next chunk while this single thread hashes and stores the last one.
  *
  * A session that fails sends ERROR to the sender when it still can, and
  * its summary line says why.  Either way the receiver goes back to
@@ -40,13 +50,18 @@
 
 #include "common.h"
 
-#define DEFAULT_MAX_BYTES (1ULL << 30)	/* 1 GiB: the region is in memory */
+#define DEFAULT_MAX_BYTES (64ULL << 30)	/* 64 GiB */
+#define DEFAULT_WINDOW_SIZE (16u << 20)	/* 16 MiB */
+#define DEFAULT_WINDOWS 4
+#define WINDOW_SIZE_MIN (64u << 10)
+#define WINDOW_SIZE_MAX (1u << 30)
 #define DEFAULT_SECRET ".lab3-secret"	/* in $HOME */
 
 enum session_state {
 	RECV_FILE_INFO,
 	SEND_REGION,
 	RECV_DONE,
+	STORE_CHUNK,
 	SEND_VERDICT,
 	RECV_ID,
 	SEND_KEY,
@@ -59,6 +74,7 @@ static const char *const state_names[] = {
 	[RECV_FILE_INFO] = "RECV_FILE_INFO",
 	[SEND_REGION] = "SEND_REGION",
 	[RECV_DONE] = "RECV_DONE",
+	[STORE_CHUNK] = "STORE_CHUNK",
 	[SEND_VERDICT] = "SEND_VERDICT",
 	[RECV_ID] = "RECV_ID",
 	[SEND_KEY] = "SEND_KEY",
@@ -73,10 +89,21 @@ struct options {
 	const char *port;
 	const char *out_dir;
 	uint64_t max_bytes;
+	uint64_t window_size;
+	int windows;
 	const char *secret_path;
 	const char *key_for;
 	int timeout_s;
 	int verbose;
+};
+
+/* One window: registered memory that one chunk of the file is written
+ * into, then hashed and stored from. */
+struct window {
+	uint8_t *buf;
+	struct ibv_mr *mr;		/* NULL while the sender may not write */
+	uint64_t offset;		/* file offset of its current chunk */
+	uint64_t length;		/* and that chunk's length */
 };
 
 /* One session: one sender, from connection to disconnection. */
@@ -92,8 +119,17 @@ struct session {
 	uint8_t sha256[LAB3_SHA256_LEN];
 	char name[LAB3_NAME_MAX + 1];
 
-	uint8_t *region;			/* where the file lands */
-	struct ibv_mr *region_mr;
+	/* The chunks: chunk k is at file offset k * window_size and goes
+	 * through window k % nwindows. */
+	struct window windows[LAB3_WINDOWS_MAX];
+	int nwindows;
+	uint64_t window_size;
+	uint64_t nchunks;
+	uint64_t chunks_offered;		/* REGIONs sent */
+	uint64_t chunks_stored;			/* hashed and written */
+	struct lab3_sha256 hash;		/* of the chunks stored */
+	int tmp_fd;				/* -o: the file being built */
+	char tmp_path[PATH_MAX];
 
 	enum lab3_verdict verdict;
 	int has_verdict;
@@ -117,7 +153,7 @@ static void on_stop_signal(int sig)
  * default port, secret file and timeout. */
 static const char usage_text[] =
 "usage: receiver [-v] [-a ADDR] [-p PORT] [-o DIR] [-m MAX_BYTES]\n"
-"                [-k SECRET_FILE] [-t SECONDS]\n"
+"                [-w WINDOW_SIZE] [-n WINDOWS] [-k SECRET_FILE] [-t SECONDS]\n"
 "       receiver [-k SECRET_FILE] --key-for ID\n"
 "\n"
 "Serve Lab 3 senders one after another until SIGINT or SIGTERM.\n"
@@ -126,7 +162,11 @@ static const char usage_text[] =
 "  -p PORT         listen on PORT; 0 picks a free one (default %d)\n"
 "  -o DIR          save each verified file into DIR under its base name\n"
 "                  (or sha256-HASHPREFIX when the sender gave none)\n"
-"  -m MAX_BYTES    refuse larger files; K, M, G suffixes (default 1G)\n"
+"  -m MAX_BYTES    refuse larger files; K, M, G suffixes (default 64G)\n"
+"  -w WINDOW_SIZE  bytes of each window a chunk is written into, 64K to 1G\n"
+"                  (default 16M)\n"
+"  -n WINDOWS      windows in flight, 2 to %d (default %d); memory use is\n"
+"                  about WINDOWS * WINDOW_SIZE\n"
 "  -k SECRET_FILE  the secret keys derive from; created 0600 if missing\n"
 "                  (default ~/%s)\n"
 "  -t SECONDS      end a session after SECONDS of silence (default %d)\n"
@@ -142,8 +182,8 @@ static const char usage_text[] =
  * the caller picks the exit status. */
 static void usage(void)
 {
-	fprintf(stderr, usage_text, LAB3_DEFAULT_PORT, DEFAULT_SECRET,
-		LAB3_DEFAULT_TIMEOUT);
+	fprintf(stderr, usage_text, LAB3_DEFAULT_PORT, LAB3_WINDOWS_MAX,
+		DEFAULT_WINDOWS, DEFAULT_SECRET, LAB3_DEFAULT_TIMEOUT);
 }
 
 /* ---- Session failures ---- */
@@ -210,84 +250,14 @@ static enum session_state receive(struct session *s, enum session_state state,
 	return state;
 }
 
-/* ---- The states, in the lab's order ---- */
-
-/* recv_file_info: step 1, FILE_INFO: keep the length, hash and name, and
- * refuse a file over the limit before allocating anything. */
-static enum session_state recv_file_info(struct session *s)
-{
-	struct lab3_msg msg;
-
-	if (receive(s, RECV_FILE_INFO, &msg, 0) == SESSION_FAILED)
-		return SESSION_FAILED;
-	s->length = msg.file_info.length;
-	memcpy(s->sha256, msg.file_info.sha256, LAB3_SHA256_LEN);
-	snprintf(s->name, sizeof(s->name), "%s", msg.file_info.name);
-	/* Refuse before allocating anything. */
-	if (s->length > s->opt->max_bytes || s->length > SIZE_MAX)
-		return fail(s, LAB3_ERR_TOO_LARGE, "file of %llu bytes is over "
-			    "the receiver's limit of %llu bytes",
-			    (unsigned long long)s->length,
-			    (unsigned long long)s->opt->max_bytes);
-	return SEND_REGION;
-}
-
-/* send_region: step 2, REGION: allocate one region the size of the file,
- * register it for remote write, and send its descriptor.  A zero-length
- * file gets an empty descriptor: there is nothing to write. */
-static enum session_state send_region(struct session *s)
-{
-	struct lab3_msg msg = { .type = LAB3_MSG_REGION };
-	int ret;
-
-	if (s->length > 0) {
-		s->region = mmap(NULL, s->length, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (s->region == MAP_FAILED) {
-			s->region = NULL;
-			return fail(s, LAB3_ERR_RESOURCES,
-				    "cannot allocate %llu bytes",
-				    (unsigned long long)s->length);
-		}
-		ret = lab3_reg_mr(&s->conn, s->region, s->length,
-				  IBV_ACCESS_LOCAL_WRITE |
-				  IBV_ACCESS_REMOTE_WRITE, &s->region_mr);
-		if (ret != 0)
-			return fail(s, LAB3_ERR_RESOURCES, "%s", s->conn.err);
-		msg.region.addr = (uintptr_t)s->region;
-		msg.region.length = s->length;
-		msg.region.rkey = s->region_mr->rkey;
-	}
-	ret = lab3_send_msg(&s->conn, &msg);
-	if (ret != 0)
-		return fail_conn(s, ret);
-	return RECV_DONE;
-}
-
-/* recv_done: step 3: wait out the sender's RDMA WRITEs for its DONE, whose
- * byte count must be the file's length. */
-static enum session_state recv_done(struct session *s)
-{
-	struct lab3_msg msg;
-
-	/* The RDMA WRITEs come first, silently: allow for their time. */
-	if (receive(s, RECV_DONE, &msg,
-		    lab3_wait_for_bytes(&s->conn, s->length)) == SESSION_FAILED)
-		return SESSION_FAILED;
-	if (msg.done.bytes != s->length)
-		return fail(s, LAB3_ERR_PROTOCOL, "protocol error: DONE after "
-			    "%llu bytes, the file has %llu",
-			    (unsigned long long)msg.done.bytes,
-			    (unsigned long long)s->length);
-	return SEND_VERDICT;
-}
+/* ---- Windows and the file being built ---- */
 
 /* write_all: write LEN bytes at BUF to FD, or return -1. */
 static int write_all(int fd, const uint8_t *buf, uint64_t len)
 {
 	while (len > 0) {
-		size_t chunk = len > (1u << 30) ? (1u << 30) : (size_t)len;
-		ssize_t n = write(fd, buf, chunk);
+		size_t piece = len > (1u << 30) ? (1u << 30) : (size_t)len;
+		ssize_t n = write(fd, buf, piece);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -299,83 +269,256 @@ static int write_all(int fd, const uint8_t *buf, uint64_t len)
 	return 0;
 }
 
-/* save_file: store the verified region in the output directory, under its
- * final name only once every byte is on disk: write a hidden temporary
- * file, fsync it, rename it, fsync the directory. */
-static int save_file(struct session *s)
+/* open_tmp_file: with -o, create the hidden temporary file the chunks are
+ * appended to; it gets its final name only after a good verdict. */
+static int open_tmp_file(struct session *s)
 {
 	const char *dir = s->opt->out_dir;
-	char tmp[PATH_MAX], final[PATH_MAX], hex[2 * LAB3_SHA256_LEN + 1];
-	int fd, dir_fd;
 
+	if (snprintf(s->tmp_path, sizeof(s->tmp_path),
+		     "%s/.lab3-partial-XXXXXX", dir) >=
+	    (int)sizeof(s->tmp_path)) {
+		fail(s, LAB3_ERR_INTERNAL, "%.120s: path too long", dir);
+		return -1;
+	}
+	s->tmp_fd = mkstemp(s->tmp_path);
+	if (s->tmp_fd < 0) {
+		fail(s, LAB3_ERR_INTERNAL, "cannot save into %.120s: %s", dir,
+		     strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* setup_windows: choose the chunking of this file, allocate its windows
+ * (no more than it has chunks), start the hash and, with -o, the
+ * temporary file. */
+static int setup_windows(struct session *s)
+{
+	uint64_t size;
+
+	s->window_size = s->opt->window_size;
+	s->nchunks = s->length == 0 ? 1 :
+		     (s->length + s->window_size - 1) / s->window_size;
+	s->nwindows = s->nchunks < (uint64_t)s->opt->windows ?
+		      (int)s->nchunks : s->opt->windows;
+	size = s->length < s->window_size ? s->length : s->window_size;
+	for (int i = 0; i < s->nwindows && size > 0; i++) {
+		void *buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (buf == MAP_FAILED) {
+			fail(s, LAB3_ERR_RESOURCES, "cannot allocate a window "
+			     "of %llu bytes", (unsigned long long)size);
+			return -1;
+		}
+		s->windows[i].buf = buf;
+	}
+	if (lab3_sha256_begin(&s->hash) != 0) {
+		fail(s, LAB3_ERR_INTERNAL, "cannot start SHA-256");
+		return -1;
+	}
+	if (s->opt->out_dir != NULL)
+		return open_tmp_file(s);
+	return 0;
+}
+
+/* free_windows: deregister and free the windows, drop the hash and any
+ * temporary file that did not become the saved file. */
+static void free_windows(struct session *s)
+{
+	uint64_t size = s->length < s->window_size ? s->length :
+			s->window_size;
+
+	for (int i = 0; i < s->nwindows; i++) {
+		if (s->windows[i].mr != NULL)
+			ibv_dereg_mr(s->windows[i].mr);
+		if (s->windows[i].buf != NULL)
+			munmap(s->windows[i].buf, size);
+	}
+	lab3_sha256_free(&s->hash);
+	if (s->tmp_fd >= 0) {
+		close(s->tmp_fd);
+		unlink(s->tmp_path);
+	}
+}
+
+/* keep_file: give the verified temporary file its final name, only once
+ * every byte is on disk: fsync it, rename it, fsync the directory.  The
+ * name is the sender's base name, or sha256-HASHPREFIX without one. */
+static int keep_file(struct session *s)
+{
+	char final[PATH_MAX], hex[2 * LAB3_SHA256_LEN + 1];
+	int fd = s->tmp_fd, dir_fd, err;
+
+	s->tmp_fd = -1;
 	if (s->name[0] != '\0') {
 		snprintf(s->saved_as, sizeof(s->saved_as), "%s", s->name);
 	} else {
 		lab3_hex(s->sha256, LAB3_SHA256_LEN, hex);
-		snprintf(s->saved_as, sizeof(s->saved_as), "sha256-%.16s", hex);
+		snprintf(s->saved_as, sizeof(s->saved_as), "sha256-%.16s",
+			 hex);
 	}
-	if (snprintf(tmp, sizeof(tmp), "%s/.lab3-partial-XXXXXX", dir) >=
-	    (int)sizeof(tmp) ||
-	    snprintf(final, sizeof(final), "%s/%s", dir, s->saved_as) >=
-	    (int)sizeof(final)) {
-		snprintf(s->error, sizeof(s->error), "%s: path too long", dir);
-		return -1;
+	if (snprintf(final, sizeof(final), "%s/%s", s->opt->out_dir,
+		     s->saved_as) >= (int)sizeof(final)) {
+		err = ENAMETOOLONG;
+		goto out_close;
 	}
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		snprintf(s->error, sizeof(s->error), "cannot save into %s: %s",
-			 dir, strerror(errno));
-		return -1;
-	}
-	if (write_all(fd, s->region, s->length) != 0 || fchmod(fd, 0644) != 0 ||
-	    fsync(fd) != 0) {
-		snprintf(s->error, sizeof(s->error), "cannot write %.120s: %s",
-			 tmp, strerror(errno));
-		close(fd);
-		unlink(tmp);
-		return -1;
+	if (fchmod(fd, 0644) != 0 || fsync(fd) != 0) {
+		err = errno;
+		goto out_close;
 	}
 	if (close(fd) != 0) {
-		snprintf(s->error, sizeof(s->error), "cannot write %.120s: %s",
-			 tmp, strerror(errno));
-		unlink(tmp);
-		return -1;
+		err = errno;
+		goto out_unlink;
 	}
-	if (rename(tmp, final) != 0) {
-		snprintf(s->error, sizeof(s->error), "cannot save %.120s: %s",
-			 final, strerror(errno));
-		unlink(tmp);
-		return -1;
+	if (rename(s->tmp_path, final) != 0) {
+		err = errno;
+		goto out_unlink;
 	}
-	dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dir_fd = open(s->opt->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir_fd >= 0) {
 		fsync(dir_fd);
 		close(dir_fd);
 	}
 	return 0;
+
+out_close:
+	close(fd);
+out_unlink:
+	unlink(s->tmp_path);
+	snprintf(s->error, sizeof(s->error), "cannot save %.120s: %s",
+		 s->saved_as, strerror(err));
+	s->saved_as[0] = '\0';
+	return -1;
 }
 
-/* send_verdict: step 4, VERDICT: revoke the sender's access to the
- * region, then hash what arrived and compare.  Deregistering first means
- * no RDMA WRITE can change the bytes after they were checked. */
+/* ---- The states, in the lab's order ---- */
+
+/* recv_file_info: step 1, FILE_INFO: keep the length, hash and name,
+ * refuse a file over the limit before allocating anything, and set up the
+ * windows. */
+static enum session_state recv_file_info(struct session *s)
+{
+	struct lab3_msg msg;
+
+	if (receive(s, RECV_FILE_INFO, &msg, 0) == SESSION_FAILED)
+		return SESSION_FAILED;
+	s->length = msg.file_info.length;
+	memcpy(s->sha256, msg.file_info.sha256, LAB3_SHA256_LEN);
+	snprintf(s->name, sizeof(s->name), "%s", msg.file_info.name);
+	if (s->length > s->opt->max_bytes)
+		return fail(s, LAB3_ERR_TOO_LARGE, "file of %llu bytes is over "
+			    "the receiver's limit of %llu bytes",
+			    (unsigned long long)s->length,
+			    (unsigned long long)s->opt->max_bytes);
+	return setup_windows(s) == 0 ? SEND_REGION : SESSION_FAILED;
+}
+
+/* chunk_window: the window that chunk CHUNK goes through. */
+static struct window *chunk_window(struct session *s, uint64_t chunk)
+{
+	return &s->windows[chunk % (uint64_t)s->nwindows];
+}
+
+/* send_region: step 2, REGION: register the window of the next chunk for
+ * remote write and send its descriptor, for every chunk that has a free
+ * window (at the start, one per window; later, the window just stored).
+ * Each registration is new, so its rkey is, too.  A zero-length file gets
+ * one empty descriptor: there is nothing to write. */
+static enum session_state send_region(struct session *s)
+{
+	while (s->chunks_offered < s->nchunks &&
+	       s->chunks_offered < s->chunks_stored + (uint64_t)s->nwindows) {
+		uint64_t chunk = s->chunks_offered;
+		struct window *w = chunk_window(s, chunk);
+		struct lab3_msg msg = { .type = LAB3_MSG_REGION };
+		int ret;
+
+		w->offset = chunk * s->window_size;
+		w->length = s->length - w->offset < s->window_size ?
+			    s->length - w->offset : s->window_size;
+		if (w->length > 0) {
+			ret = lab3_reg_mr(&s->conn, w->buf, w->length,
+					  IBV_ACCESS_LOCAL_WRITE |
+					  IBV_ACCESS_REMOTE_WRITE, &w->mr);
+			if (ret != 0)
+				return fail(s, LAB3_ERR_RESOURCES, "%s",
+					    s->conn.err);
+			msg.region.addr = (uintptr_t)w->buf;
+			msg.region.rkey = w->mr->rkey;
+		}
+		msg.region.length = w->length;
+		msg.region.offset = w->offset;
+		ret = lab3_send_msg(&s->conn, &msg);
+		if (ret != 0)
+			return fail_conn(s, ret);
+		s->chunks_offered++;
+	}
+	return RECV_DONE;
+}
+
+/* recv_done: step 3: wait out the sender's RDMA WRITEs into the oldest
+ * window for its DONE, which must name that window's chunk. */
+static enum session_state recv_done(struct session *s)
+{
+	struct window *w = chunk_window(s, s->chunks_stored);
+	struct lab3_msg msg;
+
+	/* The RDMA WRITEs come first, silently: allow for their time. */
+	if (receive(s, RECV_DONE, &msg,
+		    lab3_wait_for_bytes(&s->conn, w->length)) ==
+	    SESSION_FAILED)
+		return SESSION_FAILED;
+	if (msg.done.offset != w->offset || msg.done.bytes != w->length)
+		return fail(s, LAB3_ERR_PROTOCOL, "protocol error: DONE for "
+			    "%llu bytes at offset %llu, expected %llu at %llu",
+			    (unsigned long long)msg.done.bytes,
+			    (unsigned long long)msg.done.offset,
+			    (unsigned long long)w->length,
+			    (unsigned long long)w->offset);
+	return STORE_CHUNK;
+}
+
+/* store_chunk: revoke the sender's access to the chunk's window, then
+ * hash the chunk and append it to the file being built.  Deregistering
+ * first means no RDMA WRITE can change the bytes after they were
+ * checked. */
+static enum session_state store_chunk(struct session *s)
+{
+	struct window *w = chunk_window(s, s->chunks_stored);
+
+	if (w->mr != NULL) {
+		ibv_dereg_mr(w->mr);
+		w->mr = NULL;
+	}
+	if (lab3_sha256_add(&s->hash, w->buf, w->length) != 0)
+		return fail(s, LAB3_ERR_INTERNAL, "cannot compute SHA-256");
+	if (s->tmp_fd >= 0 && write_all(s->tmp_fd, w->buf, w->length) != 0)
+		return fail(s, LAB3_ERR_INTERNAL, "cannot write %.120s: %s",
+			    s->tmp_path, strerror(errno));
+	s->chunks_stored++;
+	if (s->chunks_stored == s->nchunks)
+		return SEND_VERDICT;
+	return SEND_REGION;
+}
+
+/* send_verdict: step 4, VERDICT: compare the hash of every chunk stored
+ * with the sender's, and if they match keep the file under its final
+ * name. */
 static enum session_state send_verdict(struct session *s)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_VERDICT };
 	uint8_t sha256[LAB3_SHA256_LEN];
 	int ret;
 
-	if (s->region_mr != NULL) {
-		ibv_dereg_mr(s->region_mr);
-		s->region_mr = NULL;
-	}
-	if (lab3_sha256(s->region, s->length, sha256) != 0)
+	if (lab3_sha256_end(&s->hash, sha256) != 0)
 		return fail(s, LAB3_ERR_INTERNAL, "cannot compute SHA-256");
 	s->has_verdict = 1;
 	s->verdict = memcmp(sha256, s->sha256, LAB3_SHA256_LEN) == 0 ?
 		     LAB3_VERDICT_GOOD : LAB3_VERDICT_BAD;
-	if (s->verdict == LAB3_VERDICT_GOOD && s->opt->out_dir != NULL &&
-	    save_file(s) != 0) {
-		s->saved_as[0] = '\0';
+	if (s->verdict == LAB3_VERDICT_GOOD && s->tmp_fd >= 0 &&
+	    keep_file(s) != 0) {
 		lab3_send_error(&s->conn, LAB3_ERR_INTERNAL,
 				"the receiver could not save the file");
 		return SESSION_FAILED;
@@ -450,6 +593,7 @@ static void run_session(struct session *s)
 		case RECV_FILE_INFO:	state = recv_file_info(s); break;
 		case SEND_REGION:	state = send_region(s); break;
 		case RECV_DONE:		state = recv_done(s); break;
+		case STORE_CHUNK:	state = store_chunk(s); break;
 		case SEND_VERDICT:	state = send_verdict(s); break;
 		case RECV_ID:		state = recv_id(s); break;
 		case SEND_KEY:		state = send_key(s); break;
@@ -498,6 +642,7 @@ static int serve_one(struct lab3_listener *listener,
 		.opt = opt,
 		.secret = secret,
 		.number = number,
+		.tmp_fd = -1,
 		.conn = {
 			.prog = "receiver",
 			.verbose = opt->verbose,
@@ -523,40 +668,13 @@ static int serve_one(struct lab3_listener *listener,
 		run_session(&s);
 
 	lab3_disconnect(&s.conn);
-	if (s.region_mr != NULL)
-		ibv_dereg_mr(s.region_mr);
-	if (s.region != NULL)
-		munmap(s.region, s.length);
+	free_windows(&s);
 	lab3_conn_destroy(&s.conn);
 	print_summary(&s);
 	return 0;
 }
 
 /* ---- Command line ---- */
-
-/* parse_size: a byte count with an optional K, M or G suffix, or -1. */
-static int parse_size(const char *arg, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-	int shift = 0;
-
-	if (arg[0] < '0' || arg[0] > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(arg, &end, 10);
-	if (errno != 0)
-		return -1;
-	switch (*end) {
-	case 'K': shift = 10; end++; break;
-	case 'M': shift = 20; end++; break;
-	case 'G': shift = 30; end++; break;
-	}
-	if (*end != '\0' || v > (1ULL << 62) >> shift)
-		return -1;
-	*out = v << shift;
-	return 0;
-}
 
 /* parse_port: check a port number 0..65535 (0: any free port). */
 static int parse_port(const char *arg)
@@ -582,9 +700,9 @@ static int parse_args(struct options *opt, int argc, char **argv)
 	};
 	int opt_char, serving_options = 0;
 
-	while ((opt_char = getopt_long(argc, argv, "a:hk:m:o:p:t:v", longopts,
+	while ((opt_char = getopt_long(argc, argv, "a:hk:m:n:o:p:t:vw:", longopts,
 				       NULL)) != -1) {
-		if (strchr("amoptv", opt_char) != NULL)
+		if (strchr("amnoptvw", opt_char) != NULL)
 			serving_options = 1;
 		switch (opt_char) {
 		case 'a': opt->addr = optarg; break;
@@ -601,9 +719,30 @@ static int parse_args(struct options *opt, int argc, char **argv)
 			opt->port = optarg;
 			break;
 		case 'm':
-			if (parse_size(optarg, &opt->max_bytes) != 0) {
+			if (lab3_parse_size(optarg, &opt->max_bytes) != 0) {
 				fprintf(stderr, "receiver: -m %s: not a byte "
 					"count\n", optarg);
+				return -1;
+			}
+			break;
+		case 'w':
+			if (lab3_parse_size(optarg, &opt->window_size) != 0 ||
+			    opt->window_size < WINDOW_SIZE_MIN ||
+			    opt->window_size > WINDOW_SIZE_MAX ||
+			    opt->window_size % 4096 != 0) {
+				fprintf(stderr, "receiver: -w %s: not a window "
+					"size from 64K to 1G, in pages\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'n':
+			opt->windows = atoi(optarg);
+			if (opt->windows < 2 || opt->windows > LAB3_WINDOWS_MAX ||
+			    strspn(optarg, "0123456789") != strlen(optarg)) {
+				fprintf(stderr, "receiver: -n %s: not a number "
+					"of windows from 2 to %d\n", optarg,
+					LAB3_WINDOWS_MAX);
 				return -1;
 			}
 			break;
@@ -680,6 +819,8 @@ int main(int argc, char **argv)
 	struct options opt = {
 		.port = "",
 		.max_bytes = DEFAULT_MAX_BYTES,
+		.window_size = DEFAULT_WINDOW_SIZE,
+		.windows = DEFAULT_WINDOWS,
 		.timeout_s = LAB3_DEFAULT_TIMEOUT,
 	};
 	struct lab3_listener listener = { 0 };

@@ -2,20 +2,29 @@
  * sender.c - Lab 3's sender: send one file into a receiver's memory with
  * RDMA WRITE, and trade a student ID for the secret key that proves it.
  *
- *   ./sender [-i ID] [-v] [-t SECONDS] <ip> <port> <file>
+ *   ./sender [-i ID] [-q] [-v] [-t SECONDS] <ip> <port> <file>
  *
- * Before any connection, the file is opened, mapped and hashed, so a
+ * Before any connection, the file is opened, hashed and mapped, so a
  * missing or unreadable file is reported at once.  Then the lab's sequence
- * (see protocol.h) is a straight line of states, one function each:
+ * (see protocol.h) is a line of states, one function each:
  *
  *   CONNECT         resolve the receiver's address and route, connect
  *   SEND_FILE_INFO  1. the file's length, SHA-256 and name
- *   RECV_REGION     2. the receiver's region: addr, length, rkey
- *   WRITE_FILE      3. RDMA WRITE the file into that region ...
- *   SEND_DONE          ... then say DONE
+ *   RECV_REGION     2. a window of the receiver's: addr, length, rkey, and
+ *                      the file offset of the chunk it is for
+ *   WRITE_CHUNK     3. RDMA WRITE that chunk of the file into it ...
+ *   SEND_DONE          ... then say DONE; back to RECV_REGION while the
+ *                      file has chunks left
  *   RECV_VERDICT    4. good, or bad (exit 5)
  *   SEND_ID         5. the student's ID
  *   RECV_KEY        6. the secret key, printed as "secret key: HEX"
+ *
+ * A file that fits in the receiver's window is one REGION, its WRITEs and
+ * one DONE.  A larger one loops, and the loop never waits for its WRITEs
+ * or DONEs to complete: it posts them and moves on to the next REGION,
+ * which the receiver usually sent long before.  Completions are collected
+ * whenever the sender waits anyway (pump()), so the link stays busy while
+ * the receiver hashes and stores the previous chunk.
  *
  * Any failure ends the run with one line on stderr and the exit status
  * that names its kind (enum lab3_exit in common.h).
@@ -31,17 +40,20 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common.h"
 
 #define WRITE_PIECE_MAX (8u << 20)	/* bytes in one RDMA WRITE, at most */
+#define HASH_BLOCK (1u << 20)		/* bytes read at a time to hash */
+#define PROGRESS_AFTER 1.0		/* seconds before a progress bar */
 
 enum sender_state {
 	CONNECT,
 	SEND_FILE_INFO,
 	RECV_REGION,
-	WRITE_FILE,
+	WRITE_CHUNK,
 	SEND_DONE,
 	RECV_VERDICT,
 	SEND_ID,
@@ -54,13 +66,21 @@ static const char *const state_names[] = {
 	[CONNECT] = "CONNECT",
 	[SEND_FILE_INFO] = "SEND_FILE_INFO",
 	[RECV_REGION] = "RECV_REGION",
-	[WRITE_FILE] = "WRITE_FILE",
+	[WRITE_CHUNK] = "WRITE_CHUNK",
 	[SEND_DONE] = "SEND_DONE",
 	[RECV_VERDICT] = "RECV_VERDICT",
 	[SEND_ID] = "SEND_ID",
 	[RECV_KEY] = "RECV_KEY",
 	[FINISHED] = "FINISHED",
 	[FAILED] = "FAILED",
+};
+
+/* A chunk written and announced, whose DONE has not completed yet: its
+ * registration is held until then. */
+struct chunk {
+	struct ibv_mr *mr;		/* NULL for an empty chunk */
+	uint64_t offset;
+	uint64_t length;
 };
 
 struct sender {
@@ -70,6 +90,7 @@ struct sender {
 	const char *path;
 	char id[LAB3_ID_MAX + 1];
 	int verbose;
+	int quiet;
 	int timeout_s;
 
 	/* The file, mapped read-only: the source of the RDMA WRITEs. */
@@ -80,18 +101,33 @@ struct sender {
 	uint8_t sha256[LAB3_SHA256_LEN];
 
 	struct lab3_conn conn;
-	struct ibv_mr *file_mr;
-	uint64_t remote_addr;
-	uint32_t rkey;
-	uint8_t key[LAB3_KEY_LEN];
 
+	/* Messages received and not yet handled, oldest first. */
+	struct lab3_msg inbox[LAB3_RECV_DEPTH];
+	int ninbox;
+
+	/* The transfer. */
+	struct lab3_msg region;		/* the REGION being written */
+	struct ibv_mr *chunk_mr;	/* its chunk's registration */
+	struct chunk sent[LAB3_SEND_DEPTH];	/* DONE posted, oldest first */
+	int nsent;
+	int sq_used;			/* send-queue work not completed */
+	uint64_t next_offset;		/* file offset of the next chunk */
+	uint64_t bytes_done;		/* acknowledged by a DONE's completion */
+
+	/* Timings, for the summary line and the progress bar. */
+	double t_start, t_hashed, t_first_region, t_written, t_verdict;
+	double t_progress;
+	int progress_shown;
+
+	uint8_t key[LAB3_KEY_LEN];
 	enum lab3_exit exit_status;	/* why the run FAILED */
 };
 
 /* The help text, one source line per output line; usage() fills in the
  * longest ID and the default timeout. */
 static const char usage_text[] =
-"usage: sender [-v] [-i ID] [-t SECONDS] <ip> <port> <file>\n"
+"usage: sender [-qv] [-i ID] [-t SECONDS] <ip> <port> <file>\n"
 "\n"
 "Send <file> to the Lab 3 receiver at <ip> <port> with RDMA WRITE,\n"
 "then trade ID for the secret key, printed as 'secret key: HEX'.\n"
@@ -99,6 +135,7 @@ static const char usage_text[] =
 "  -i ID       student ID, 1-%d printable characters (default: login name)\n"
 "  -t SECONDS  give up after SECONDS of silence from the receiver\n"
 "              (default %d)\n"
+"  -q          no progress bar (shown on a terminal for long transfers)\n"
 "  -v          trace each state and each work completion on stderr\n"
 "  -h, --help  show this help\n"
 "\n"
@@ -149,7 +186,53 @@ static enum sender_state fail_conn(struct sender *s, int ret)
 
 /* ---- Before connecting: the file and the ID ---- */
 
-/* open_file: open, map and hash the file, and take its base name.  The
+/* now_s: a monotonic clock in seconds, for timings. */
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* hash_file: SHA-256 of the file in one streaming pass of read()s, the
+ * hash that step 1 sends.  read() rather than the mapping: a file cut
+ * short meanwhile is then an error, not a SIGBUS. */
+static int hash_file(struct sender *s)
+{
+	struct lab3_sha256 h;
+	uint64_t total = 0;
+	uint8_t *buf;
+	ssize_t n;
+
+	buf = malloc(HASH_BLOCK);
+	if (buf == NULL || lab3_sha256_begin(&h) != 0) {
+		free(buf);
+		fail(s, LAB3_EXIT_LOCAL, "%s: out of memory", s->path);
+		return -1;
+	}
+	while ((n = read(s->fd, buf, HASH_BLOCK)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || lab3_sha256_add(&h, buf, (size_t)n) != 0) {
+			fail(s, LAB3_EXIT_LOCAL, "%s: %s", s->path,
+			     n < 0 ? strerror(errno) : "SHA-256 failed");
+			lab3_sha256_free(&h);
+			free(buf);
+			return -1;
+		}
+		total += (uint64_t)n;
+	}
+	free(buf);
+	if (lab3_sha256_end(&h, s->sha256) != 0 || total != s->size) {
+		fail(s, LAB3_EXIT_LOCAL, "%s: changed size while being read",
+		     s->path);
+		return -1;
+	}
+	return 0;
+}
+
+/* open_file: open, hash and map the file, and take its base name.  The
  * mapping is the RDMA source later: no copy of the data is ever made. */
 static int open_file(struct sender *s)
 {
@@ -172,10 +255,17 @@ static int open_file(struct sender *s)
 		return -1;
 	}
 	s->size = (uint64_t)st.st_size;
+	if (hash_file(s) != 0)
+		return -1;
+	s->t_hashed = now_s();
+	bad_hash = getenv("LAB3_TEST_BAD_HASH");
+	if (bad_hash != NULL && strcmp(bad_hash, "1") == 0)
+		s->sha256[0] ^= 0xff;	/* test-only: claim a wrong hash */
+
 	if (s->size > 0) {
 		/* MAP_PRIVATE: rxe cannot pin a shared mapping of a tmpfs
 		 * file; read-only, the private mapping is the file all the
-		 * same. */
+		 * same.  Only the chunk being written is ever pinned. */
 		s->data = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, s->fd, 0);
 		if (s->data == MAP_FAILED) {
 			s->data = NULL;
@@ -185,13 +275,6 @@ static int open_file(struct sender *s)
 		}
 		madvise(s->data, s->size, MADV_SEQUENTIAL);
 	}
-	if (lab3_sha256(s->data, s->size, s->sha256) != 0) {
-		fail(s, LAB3_EXIT_LOCAL, "%s: cannot compute SHA-256", s->path);
-		return -1;
-	}
-	bad_hash = getenv("LAB3_TEST_BAD_HASH");
-	if (bad_hash != NULL && strcmp(bad_hash, "1") == 0)
-		s->sha256[0] ^= 0xff;	/* test-only: claim a wrong hash */
 
 	/* Send the base name only if the receiver would accept it. */
 	base = base ? base + 1 : s->path;
@@ -212,8 +295,8 @@ static const char *default_id(void)
 
 /* ---- The states, in the lab's order ---- */
 
-/* connect_to_receiver: CONNECT, before step 1: resolve and connect, then
- * register the file's mapping as the source of the RDMA WRITEs. */
+/* connect_to_receiver: CONNECT, before step 1: resolve the receiver's
+ * address and route, and connect. */
 static enum sender_state connect_to_receiver(struct sender *s)
 {
 	int ret = lab3_connect(&s->conn, s->host, s->port);
@@ -221,17 +304,6 @@ static enum sender_state connect_to_receiver(struct sender *s)
 	if (ret != 0)
 		return fail(s, LAB3_EXIT_CONNECTION, "connect to %s:%s: %s",
 			    s->host, s->port, s->conn.err);
-	if (s->size > 0) {
-		/* Local read access only: the NIC reads the file, nobody
-		 * may write it. */
-		ret = lab3_reg_mr(&s->conn, s->data, s->size, 0, &s->file_mr);
-		if (ret != 0) {
-			lab3_send_error(&s->conn, LAB3_ERR_INTERNAL, "the "
-					"sender cannot register its file");
-			return fail(s, LAB3_EXIT_LOCAL, "%s: %s", s->path,
-				    s->conn.err);
-		}
-	}
 	return SEND_FILE_INFO;
 }
 
@@ -263,8 +335,97 @@ static enum lab3_msg_type expected_message(enum sender_state state)
 	}
 }
 
-/* receive: wait up to WAIT_MS for the message STATE expects.  Returns 0,
- * or -1 after reporting why and recording the exit status. */
+/* ---- Completions and progress ---- */
+
+/* show_progress: on a terminal, unless -q, once the transfer has taken a
+ * while: bytes, rate and time left, redrawn in place at most 5 times a
+ * second.  FINAL erases the bar. */
+static void show_progress(struct sender *s, int final)
+{
+	double now = now_s(), elapsed = now - s->t_first_region, rate;
+
+	if (final) {
+		if (s->progress_shown)
+			fprintf(stderr, "\r\033[K");
+		return;
+	}
+	if (s->quiet || !isatty(STDERR_FILENO) || elapsed < PROGRESS_AFTER ||
+	    now - s->t_progress < 0.2)
+		return;
+	s->t_progress = now;
+	s->progress_shown = 1;
+	rate = (double)s->bytes_done / elapsed;
+	fprintf(stderr, "\r%s: %.1f of %.1f MiB, %.1f MB/s, %.0f s left\033[K",
+		s->name[0] ? s->name : "file",
+		(double)s->bytes_done / (1 << 20), (double)s->size / (1 << 20),
+		rate / 1e6, rate > 0 ?
+		(double)(s->size - s->bytes_done) / rate : 0.0);
+}
+
+/* chunk_done: a DONE has completed, so the chunk's WRITEs before it have,
+ * too: release its registration and its pages. */
+static void chunk_done(struct sender *s)
+{
+	struct chunk c = s->sent[0];
+
+	s->nsent--;
+	memmove(&s->sent[0], &s->sent[1], s->nsent * sizeof(s->sent[0]));
+	if (c.mr != NULL)
+		ibv_dereg_mr(c.mr);
+	if (c.length > 0)
+		madvise((uint8_t *)s->data + c.offset, c.length,
+			MADV_DONTNEED);
+	s->bytes_done += c.length;
+	if (s->bytes_done == s->size && s->next_offset == s->size)
+		s->t_written = now_s();
+	show_progress(s, 0);
+}
+
+/* pump: wait up to WAIT_MS for one work completion and account for it: a
+ * message joins the inbox; a finished WRITE or SEND frees its slot of the
+ * send queue; a finished DONE finishes its chunk. */
+static int pump(struct sender *s, int wait_ms)
+{
+	struct ibv_wc wc;
+	int ret = lab3_next_completion(&s->conn, &wc, wait_ms);
+
+	if (ret != 0)
+		return ret;
+	if (wc.wr_id < LAB3_WR_SEND) {
+		if (s->ninbox == LAB3_RECV_DEPTH) {
+			snprintf(s->conn.err, sizeof(s->conn.err),
+				 "protocol error: the receiver sent more "
+				 "messages than it may");
+			return -EPROTO;
+		}
+		ret = lab3_take_msg(&s->conn, &wc, &s->inbox[s->ninbox]);
+		if (ret == 0)
+			s->ninbox++;
+		return ret;
+	}
+	s->sq_used--;
+	if (wc.wr_id == LAB3_WR_SEND && s->nsent > 0)
+		chunk_done(s);
+	return 0;
+}
+
+/* reserve_send_slot: make room on the send queue for one more work
+ * request, collecting completions while it is full. */
+static int reserve_send_slot(struct sender *s, int wait_ms)
+{
+	while (s->sq_used >= LAB3_SEND_DEPTH) {
+		int ret = pump(s, wait_ms);
+
+		if (ret != 0)
+			return ret;
+	}
+	s->sq_used++;
+	return 0;
+}
+
+/* receive: the next message, which must be the one STATE expects, from
+ * the inbox or, when it is empty, waiting up to WAIT_MS for it.  Returns
+ * 0, or -1 after reporting why and recording the exit status. */
 static int receive(struct sender *s, enum sender_state state,
 		   struct lab3_msg *msg, int wait_ms)
 {
@@ -272,11 +433,16 @@ static int receive(struct sender *s, enum sender_state state,
 	char why[LAB3_ERR_LEN];
 	int ret;
 
-	ret = lab3_recv_msg(&s->conn, msg, wait_ms);
-	if (ret != 0) {
-		fail_conn(s, ret);
-		return -1;
+	while (s->ninbox == 0) {
+		ret = pump(s, wait_ms);
+		if (ret != 0) {
+			fail_conn(s, ret);
+			return -1;
+		}
 	}
+	*msg = s->inbox[0];
+	s->ninbox--;
+	memmove(&s->inbox[0], &s->inbox[1], s->ninbox * sizeof(s->inbox[0]));
 	if (msg->type == LAB3_MSG_ERROR) {
 		fail(s, LAB3_EXIT_REFUSED, "the receiver refused: %s",
 		     msg->error.reason);
@@ -294,90 +460,150 @@ static int receive(struct sender *s, enum sender_state state,
 	return 0;
 }
 
-/* recv_region: step 2, REGION: where to write; its length must be the
- * file's. */
-static enum sender_state recv_region(struct sender *s)
+/* protocol_error: the receiver's message broke the protocol: tell it,
+ * and fail. */
+static enum sender_state protocol_error(struct sender *s, const char *why)
 {
-	struct lab3_msg msg;
-	char why[LAB3_ERR_LEN];
-
-	if (receive(s, RECV_REGION, &msg, 0) != 0)
-		return FAILED;
-	if (msg.region.length != s->size) {
-		snprintf(why, sizeof(why), "REGION of %llu bytes for a file "
-			 "of %llu", (unsigned long long)msg.region.length,
-			 (unsigned long long)s->size);
-		lab3_send_error(&s->conn, LAB3_ERR_PROTOCOL, why);
-		return fail(s, LAB3_EXIT_PROTOCOL, "%s:%s: protocol error: %s",
-			    s->host, s->port, why);
-	}
-	s->remote_addr = msg.region.addr;
-	s->rkey = msg.region.rkey;
-	if (s->verbose)
-		fprintf(stderr, "sender: region addr=0x%llx length=%llu "
-			"rkey=0x%x\n", (unsigned long long)s->remote_addr,
-			(unsigned long long)msg.region.length, s->rkey);
-	return WRITE_FILE;
+	lab3_send_error(&s->conn, LAB3_ERR_PROTOCOL, why);
+	return fail(s, LAB3_EXIT_PROTOCOL, "%s:%s: protocol error: %s",
+		    s->host, s->port, why);
 }
 
-/* write_file: step 3: RDMA WRITE the whole file into the receiver's
- * region, in pieces no larger than the device's largest message (nor than
- * WRITE_PIECE_MAX, so that completions keep coming), keeping up to
- * LAB3_SEND_DEPTH of them in flight.  A zero-length file writes nothing. */
-static enum sender_state write_file(struct sender *s)
+/* ---- The states, in the lab's order (continued) ---- */
+
+/* recv_region: step 2, REGION: a window for the next chunk of the file.
+ * Its offset must be where the last chunk ended, and it must not reach
+ * past the end of the file. */
+static enum sender_state recv_region(struct sender *s)
 {
-	const uint8_t *data = s->data;
+	struct lab3_msg *r = &s->region;
+	char why[LAB3_ERR_LEN];
+
+	if (receive(s, RECV_REGION, r, 0) != 0)
+		return FAILED;
+	if (s->t_first_region == 0)
+		s->t_first_region = now_s();
+	if (r->region.offset != s->next_offset ||
+	    r->region.length > s->size - s->next_offset ||
+	    (r->region.length == 0 && s->size > 0)) {
+		snprintf(why, sizeof(why), "REGION of %llu bytes at offset "
+			 "%llu for a file of %llu, next offset %llu",
+			 (unsigned long long)r->region.length,
+			 (unsigned long long)r->region.offset,
+			 (unsigned long long)s->size,
+			 (unsigned long long)s->next_offset);
+		return protocol_error(s, why);
+	}
+	if (s->verbose)
+		fprintf(stderr, "sender: region addr=0x%llx length=%llu "
+			"rkey=0x%x offset=%llu\n",
+			(unsigned long long)r->region.addr,
+			(unsigned long long)r->region.length,
+			r->region.rkey, (unsigned long long)r->region.offset);
+	return WRITE_CHUNK;
+}
+
+/* check_file_size: fail if the file no longer has the size it was hashed
+ * at, before any more of it is sent. */
+static int check_file_size(struct sender *s)
+{
+	struct stat st;
+
+	if (fstat(s->fd, &st) == 0 && (uint64_t)st.st_size == s->size)
+		return 0;
+	fail(s, LAB3_EXIT_LOCAL, "%s: changed size while being sent "
+	     "(%llu bytes when hashed)", s->path, (unsigned long long)s->size);
+	return -1;
+}
+
+/* write_chunk: step 3, RDMA WRITE: register the chunk's part of the
+ * mapping (read access only: the NIC reads it, nobody writes it) and post
+ * WRITEs of it into the window, in pieces no larger than the device's
+ * largest message nor WRITE_PIECE_MAX, without waiting for them. */
+static enum sender_state write_chunk(struct sender *s)
+{
+	uint64_t offset = s->region.region.offset;
+	uint64_t length = s->region.region.length;
 	uint32_t piece = s->conn.max_msg_size < WRITE_PIECE_MAX ?
 			 s->conn.max_msg_size : WRITE_PIECE_MAX;
 	int wait_ms = lab3_wait_for_bytes(&s->conn, piece);
-	uint64_t offset = 0;
-	int in_flight = 0, ret;
+	uint8_t *src = (uint8_t *)s->data + offset;
+	int ret;
 
-	while (offset < s->size || in_flight > 0) {
-		if (offset < s->size && in_flight < LAB3_SEND_DEPTH) {
-			uint64_t left = s->size - offset;
-			uint32_t len = left < piece ? (uint32_t)left : piece;
+	s->chunk_mr = NULL;
+	if (length == 0)
+		return SEND_DONE;
+	if (check_file_size(s) != 0)
+		return FAILED;
+	ret = lab3_reg_mr(&s->conn, src, length, 0, &s->chunk_mr);
+	if (ret != 0) {
+		lab3_send_error(&s->conn, LAB3_ERR_INTERNAL,
+				"the sender cannot register its file");
+		return fail(s, LAB3_EXIT_LOCAL, "%s: %s", s->path,
+			    s->conn.err);
+	}
+	for (uint64_t done = 0; done < length; ) {
+		uint32_t len = length - done < piece ?
+			       (uint32_t)(length - done) : piece;
 
-			ret = lab3_post_rdma_write(&s->conn, s->file_mr,
-						   data + offset, len,
-						   s->remote_addr + offset,
-						   s->rkey);
-			if (ret != 0)
-				return fail_conn(s, ret);
-			offset += len;
-			in_flight++;
-			continue;
-		}
-		ret = lab3_wait_send(&s->conn, LAB3_WR_WRITE, wait_ms);
+		ret = reserve_send_slot(s, wait_ms);
+		if (ret == 0)
+			ret = lab3_post_rdma_write(&s->conn, s->chunk_mr,
+						   src + done, len,
+						   s->region.region.addr + done,
+						   s->region.region.rkey);
 		if (ret != 0)
 			return fail_conn(s, ret);
-		in_flight--;
+		done += len;
 	}
 	return SEND_DONE;
 }
 
-/* send_done: step 3, after the writes: DONE with the bytes written. */
+/* send_done: step 3, DONE: announce the chunk just written.  It follows
+ * the chunk's WRITEs on the same queue pair, so it lands after them; its
+ * completion will release the chunk (chunk_done()). */
 static enum sender_state send_done(struct sender *s)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_DONE };
 	int ret;
 
-	msg.done.bytes = s->size;
-	ret = lab3_send_msg(&s->conn, &msg);
+	msg.done.offset = s->region.region.offset;
+	msg.done.bytes = s->region.region.length;
+	ret = reserve_send_slot(s, 0);
+	if (ret == 0)
+		ret = lab3_post_msg(&s->conn, &msg);
 	if (ret != 0)
 		return fail_conn(s, ret);
-	return RECV_VERDICT;
+	s->sent[s->nsent++] = (struct chunk) {
+		.mr = s->chunk_mr,
+		.offset = msg.done.offset,
+		.length = msg.done.bytes,
+	};
+	s->chunk_mr = NULL;
+	s->next_offset += msg.done.bytes;
+	return s->next_offset < s->size ? RECV_REGION : RECV_VERDICT;
 }
 
-/* recv_verdict: step 4, VERDICT: a good one leads on to the ID, a bad one
- * ends the run with LAB3_EXIT_BAD_VERDICT. */
+/* recv_verdict: step 4, VERDICT: good, or bad (exit 5).  Every WRITE and
+ * DONE completes first: only then is nothing of ours still in flight. */
 static enum sender_state recv_verdict(struct sender *s)
 {
 	struct lab3_msg msg;
+	int ret;
 
-	/* The receiver hashes (and may save) the whole file first. */
+	/* The receiver hashes (and may save) the last chunk first. */
 	if (receive(s, RECV_VERDICT, &msg,
-		    lab3_wait_for_bytes(&s->conn, s->size)) != 0)
+		    lab3_wait_for_bytes(&s->conn, s->region.region.length)) !=
+	    0)
+		return FAILED;
+	s->t_verdict = now_s();
+	while (s->sq_used > 0) {
+		ret = pump(s, 0);
+		if (ret != 0)
+			return fail_conn(s, ret);
+	}
+	show_progress(s, 1);
+	if (check_file_size(s) != 0)
 		return FAILED;
 	if (msg.verdict.verdict != LAB3_VERDICT_GOOD)
 		return fail(s, LAB3_EXIT_BAD_VERDICT, "%s: verdict bad: the "
@@ -423,7 +649,7 @@ static enum lab3_exit run(struct sender *s)
 		case CONNECT:		state = connect_to_receiver(s); break;
 		case SEND_FILE_INFO:	state = send_file_info(s); break;
 		case RECV_REGION:	state = recv_region(s); break;
-		case WRITE_FILE:	state = write_file(s); break;
+		case WRITE_CHUNK:	state = write_chunk(s); break;
 		case SEND_DONE:		state = send_done(s); break;
 		case RECV_VERDICT:	state = recv_verdict(s); break;
 		case SEND_ID:		state = send_id(s); break;
@@ -436,6 +662,37 @@ static enum lab3_exit run(struct sender *s)
 	if (state == FAILED)
 		return s->exit_status;
 	return LAB3_EXIT_OK;
+}
+
+/* ---- The end ---- */
+
+/* print_summary: the one line on stderr after a good run: the time of each
+ * phase (hashing the file, the transfer from the first REGION to the last
+ * DONE's completion, and the receiver's verification after it) and the
+ * transfer's goodput. */
+static void print_summary(const struct sender *s)
+{
+	double transfer = s->t_written - s->t_first_region;
+	double verify = s->t_verdict - s->t_written;
+
+	fprintf(stderr, "sender: %s: %llu bytes to %s:%s, verdict good; "
+		"hash %.2f s, transfer %.2f s, verify %.2f s, %.1f MB/s\n",
+		s->path, (unsigned long long)s->size, s->host, s->port,
+		s->t_hashed - s->t_start, transfer, verify > 0 ? verify : 0,
+		transfer > 0 ? (double)s->size / transfer / 1e6 : 0.0);
+}
+
+/* release_chunks: deregister what a failed run left registered, before
+ * the protection domain goes. */
+static void release_chunks(struct sender *s)
+{
+	if (s->chunk_mr != NULL)
+		ibv_dereg_mr(s->chunk_mr);
+	s->chunk_mr = NULL;
+	for (int i = 0; i < s->nsent; i++)
+		if (s->sent[i].mr != NULL)
+			ibv_dereg_mr(s->sent[i].mr);
+	s->nsent = 0;
 }
 
 /* ---- Command line ---- */
@@ -452,7 +709,7 @@ static int parse_args(struct sender *s, int argc, char **argv)
 	char why[128];
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "hi:t:v", longopts,
+	while ((opt = getopt_long(argc, argv, "hi:qt:v", longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'i':
@@ -465,6 +722,9 @@ static int parse_args(struct sender *s, int argc, char **argv)
 					"of seconds from 1 to 3600\n", optarg);
 				return -1;
 			}
+			break;
+		case 'q':
+			s->quiet = 1;
 			break;
 		case 'v':
 			s->verbose = 1;
@@ -507,6 +767,7 @@ int main(int argc, char **argv)
 	struct sender s = {
 		.fd = -1,
 		.timeout_s = LAB3_DEFAULT_TIMEOUT,
+		.t_start = now_s(),
 	};
 	char key_hex[2 * LAB3_KEY_LEN + 1];
 	enum lab3_exit status;
@@ -526,14 +787,12 @@ int main(int argc, char **argv)
 		lab3_hex(s.key, LAB3_KEY_LEN, key_hex);
 		printf("secret key: %s\n", key_hex);
 		fflush(stdout);
-		fprintf(stderr, "sender: %s: %llu bytes sent to %s:%s, "
-			"verdict good\n", s.path, (unsigned long long)s.size,
-			s.host, s.port);
+		print_summary(&s);
 	}
+	show_progress(&s, 1);
 
 	lab3_disconnect(&s.conn);
-	if (s.file_mr != NULL)
-		ibv_dereg_mr(s.file_mr);
+	release_chunks(&s);
 	lab3_conn_destroy(&s.conn);
 out_close:
 	if (s.data != NULL)

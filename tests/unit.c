@@ -37,10 +37,12 @@ enum {
 
 	OFF_REGION_ADDR = 8,
 	OFF_REGION_LENGTH = 16,
-	OFF_REGION_RKEY = 24,
-	OFF_REGION_RESERVED = 28,
+	OFF_REGION_OFFSET = 24,
+	OFF_REGION_RKEY = 32,
+	OFF_REGION_RESERVED = 36,
 
-	OFF_DONE_BYTES = 8,
+	OFF_DONE_OFFSET = 8,
+	OFF_DONE_BYTES = 16,
 
 	OFF_VERDICT_VERDICT = 8,
 	OFF_VERDICT_RESERVED = 9,
@@ -264,19 +266,26 @@ static void roundtrip_file_info(const char *name, uint64_t length,
 	pass(name);
 }
 
-/* roundtrip_region: REGION carries a 64-bit address and length and a
- * 32-bit rkey; all must arrive whole and big-endian (addr 0x0102...08 is
- * bytes 01 02 ... 08 at offset 8), and reserved must go out as zero. */
+/* roundtrip_region: REGION carries a 64-bit address, length and file
+ * offset and a 32-bit rkey; all must arrive whole, big-endian and in their
+ * own places (addr 0x0102...08 is bytes 01 02 ... 08 at offset 8, length
+ * 11 ... 18 at 16, offset 21 ... 28 at 24, rkey 31 ... 34 at 32), and
+ * reserved must go out as zero.  Every byte differs, so a swapped or
+ * misplaced field cannot pass. */
 static void roundtrip_region(void)
 {
 	static const uint8_t want_addr[8] = {
 		0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08
 	};
 	static const uint8_t want_length[8] = {
-		0xf1, 0xe2, 0xd3, 0xc4, 0xb5, 0xa6, 0x97, 0x88
+		0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18
 	};
-	static const uint8_t want_rkey[4] = { 0xde, 0xad, 0xbe, 0xef };
-	const char *name = "round trip REGION, 64-bit addr and length, rkey";
+	static const uint8_t want_offset[8] = {
+		0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27, 0x28
+	};
+	static const uint8_t want_rkey[4] = { 0x31, 0x32, 0x33, 0x34 };
+	const char *name = "round trip REGION, 64-bit addr, length, offset, "
+			   "rkey";
 	struct lab3_msg in, out;
 	union lab3_wire_msg wire;
 	const uint8_t *b = (const uint8_t *)&wire;
@@ -284,59 +293,72 @@ static void roundtrip_region(void)
 	memset(&in, 0, sizeof(in));
 	in.type = LAB3_MSG_REGION;
 	in.region.addr = 0x0102030405060708ull;
-	in.region.length = 0xf1e2d3c4b5a69788ull;
-	in.region.rkey = 0xdeadbeefu;
+	in.region.length = 0x1112131415161718ull;
+	in.region.offset = 0x2122232425262728ull;
+	in.region.rkey = 0x31323334u;
 
 	if (encode_checked(name, &in, &wire) != 0)
 		return;
 	if (memcmp(b + OFF_REGION_ADDR, want_addr, 8) != 0 ||
 	    memcmp(b + OFF_REGION_LENGTH, want_length, 8) != 0 ||
+	    memcmp(b + OFF_REGION_OFFSET, want_offset, 8) != 0 ||
 	    memcmp(b + OFF_REGION_RKEY, want_rkey, 4) != 0) {
-		fail(name, "wire addr/length/rkey not big-endian at 8/16/24");
+		fail(name, "wire addr/length/offset/rkey not big-endian at "
+		     "8/16/24/32");
 		return;
 	}
 	if (!all_zero(b + OFF_REGION_RESERVED, 4)) {
 		fail(name, "reserved bytes on the wire are not zero");
 		return;
 	}
-	if (decode_checked(name, &wire, 32, LAB3_MSG_REGION, &out) != 0)
+	if (decode_checked(name, &wire, 40, LAB3_MSG_REGION, &out) != 0)
 		return;
 	if (out.region.addr != in.region.addr ||
 	    out.region.length != in.region.length ||
+	    out.region.offset != in.region.offset ||
 	    out.region.rkey != in.region.rkey) {
-		fail(name, "decoded addr 0x%llx length 0x%llx rkey 0x%x",
+		fail(name, "decoded addr 0x%llx length 0x%llx offset 0x%llx "
+		     "rkey 0x%x",
 		     (unsigned long long)out.region.addr,
 		     (unsigned long long)out.region.length,
+		     (unsigned long long)out.region.offset,
 		     out.region.rkey);
 		return;
 	}
 	pass(name);
 }
 
-/* roundtrip_done: DONE carries the byte count the sender wrote. */
+/* roundtrip_done: DONE carries the chunk's file offset and the byte count
+ * the sender wrote into it, big-endian at offsets 8 and 16. */
 static void roundtrip_done(void)
 {
-	const char *name = "round trip DONE";
+	const char *name = "round trip DONE, 64-bit offset and bytes";
 	struct lab3_msg in, out;
 	union lab3_wire_msg wire;
 	const uint8_t *b = (const uint8_t *)&wire;
 
 	memset(&in, 0, sizeof(in));
 	in.type = LAB3_MSG_DONE;
-	in.done.bytes = 0x8000000000000001ull;
+	in.done.offset = 0x4142434445464748ull;
+	in.done.bytes = 0x5152535455565758ull;
 
 	if (encode_checked(name, &in, &wire) != 0)
 		return;
-	if (get_be64(b + OFF_DONE_BYTES) != in.done.bytes) {
-		fail(name, "wire bytes field not big-endian at offset 8");
+	if (get_be64(b + OFF_DONE_OFFSET) != in.done.offset ||
+	    get_be64(b + OFF_DONE_BYTES) != in.done.bytes) {
+		fail(name, "wire offset 0x%016llx bytes 0x%016llx, not "
+		     "big-endian at 8/16",
+		     (unsigned long long)get_be64(b + OFF_DONE_OFFSET),
+		     (unsigned long long)get_be64(b + OFF_DONE_BYTES));
 		return;
 	}
-	if (decode_checked(name, &wire, 16, LAB3_MSG_DONE, &out) != 0)
+	if (decode_checked(name, &wire, 24, LAB3_MSG_DONE, &out) != 0)
 		return;
-	if (out.done.bytes != in.done.bytes) {
-		fail(name, "decoded bytes 0x%llx, expected 0x%llx",
-		     (unsigned long long)out.done.bytes,
-		     (unsigned long long)in.done.bytes);
+	if (out.done.offset != in.done.offset ||
+	    out.done.bytes != in.done.bytes) {
+		fail(name, "decoded offset 0x%llx bytes 0x%llx",
+		     (unsigned long long)out.done.offset,
+		     (unsigned long long)out.done.bytes);
 		return;
 	}
 	pass(name);
@@ -603,9 +625,11 @@ static size_t make_valid(enum lab3_msg_type type, uint8_t *buf)
 	case LAB3_MSG_REGION:
 		msg.region.addr = 0x7f0000001000ull;
 		msg.region.length = 4096;
+		msg.region.offset = 8192;
 		msg.region.rkey = 0x1234;
 		break;
 	case LAB3_MSG_DONE:
+		msg.done.offset = 8192;
 		msg.done.bytes = 4096;
 		break;
 	case LAB3_MSG_VERDICT:
@@ -656,6 +680,40 @@ static void reject_patched(const char *name, enum lab3_msg_type type,
 	expect_reject(name, buf, size);
 }
 
+/* reject_old_size: a message of TYPE in the shorter form it had before
+ * the file offset was added, OLD_SIZE bytes with a body_len to match, as a
+ * peer built from the old protocol.h would send it, must be refused. */
+static void reject_old_size(const char *name, enum lab3_msg_type type,
+			    size_t old_size)
+{
+	uint8_t buf[LAB3_MSG_MAX + 8] = { 0 };
+
+	make_valid(type, buf);
+	put_be16(buf + OFF_BODY_LEN, (uint16_t)(old_size - OFF_BODY));
+	expect_reject(name, buf, old_size);
+}
+
+/* reject_old_sizes: REGION is 40 bytes and DONE 24 now; their old sizes,
+ * 32 and 16, and the new sizes with the old body_len, are no message. */
+static void reject_old_sizes(void)
+{
+	uint8_t buf[LAB3_MSG_MAX + 8];
+
+	reject_old_size("reject REGION of 32 bytes (the size before offset)",
+			LAB3_MSG_REGION, 32);
+	reject_old_size("reject DONE of 16 bytes (the size before offset)",
+			LAB3_MSG_DONE, 16);
+
+	memset(buf, 0, sizeof(buf));
+	make_valid(LAB3_MSG_REGION, buf);
+	put_be16(buf + OFF_BODY_LEN, 32 - OFF_BODY);
+	expect_reject("reject REGION of 40 bytes with body_len 24", buf, 40);
+	memset(buf, 0, sizeof(buf));
+	make_valid(LAB3_MSG_DONE, buf);
+	put_be16(buf + OFF_BODY_LEN, 16 - OFF_BODY);
+	expect_reject("reject DONE of 24 bytes with body_len 8", buf, 24);
+}
+
 /* reject_lengths: byte counts that are no message: empty, shorter than a
  * header, longer than any message, one off the type's size. */
 static void reject_lengths(void)
@@ -682,6 +740,7 @@ static void reject_lengths(void)
 			 lab3_msg_type_name(type), size + 1);
 		expect_reject(name, buf, size + 1);
 	}
+	reject_old_sizes();
 }
 
 /* reject_header: a wrong magic, version, type or body_len. */
@@ -722,8 +781,8 @@ static void reject_header(void)
 	size = make_valid(LAB3_MSG_DONE, buf);
 	put_be16(buf + OFF_BODY_LEN, 0);
 	expect_reject("reject DONE with body_len 0", buf, size);
-	/* The body length in little-endian order: 8 as 08 00. */
-	buf[OFF_BODY_LEN] = 8;
+	/* The body length in little-endian order: 16 as 10 00. */
+	buf[OFF_BODY_LEN] = 16;
 	buf[OFF_BODY_LEN + 1] = 0;
 	expect_reject("reject DONE with body_len in little-endian order",
 		      buf, size);
@@ -788,9 +847,9 @@ static void reject_fields(void)
 		       LAB3_MSG_VERDICT, OFF_VERDICT_RESERVED, 1);
 	reject_patched("reject VERDICT with last reserved byte nonzero",
 		       LAB3_MSG_VERDICT, OFF_VERDICT_RESERVED + 6, 0x80);
-	reject_patched("reject REGION with first reserved byte nonzero",
+	reject_patched("reject REGION with reserved byte 36 (first) nonzero",
 		       LAB3_MSG_REGION, OFF_REGION_RESERVED, 1);
-	reject_patched("reject REGION with last reserved byte nonzero",
+	reject_patched("reject REGION with reserved byte 39 (last) nonzero",
 		       LAB3_MSG_REGION, OFF_REGION_RESERVED + 3, 1);
 	reject_patched("reject ERROR code 0", LAB3_MSG_ERROR,
 		       OFF_ERROR_CODE, 0);

@@ -76,7 +76,7 @@ expect_sender_fails 3 "connect to 198.18.0.99:$RX_PORT: .*(timed out|unreachable
 	"an address where no receiver answers"
 
 # Locked memory too small to register the file (not root, ulimit -l 64).
-make_file "$TEST_TMP/locked" 4194304
+make_file "$TEST_TMP/locked" 1000000
 prlimit --memlock=65536 setpriv --reuid=65534 --regid=65534 --clear-groups \
 	./sender -i alice "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/locked" \
 	>"$TEST_TMP/sender.out" 2>"$TEST_TMP/sender.err"
