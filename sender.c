@@ -115,6 +115,11 @@ struct sender {
 	uint64_t next_offset;		/* file offset of the next chunk */
 	uint64_t bytes_done;		/* acknowledged by a DONE's completion */
 
+	/* Test-only (LAB3_TEST_STALE_WRITE=1): the first window's REGION,
+	 * to write into again after the receiver has taken it back. */
+	int stale_write;
+	struct lab3_msg first_region;
+
 	/* Timings, for the summary line and the progress bar. */
 	double t_start, t_hashed, t_first_region, t_written, t_verdict;
 	double t_progress;
@@ -237,7 +242,7 @@ static int hash_file(struct sender *s)
 static int open_file(struct sender *s)
 {
 	const char *base = strrchr(s->path, '/');
-	const char *bad_hash;
+	const char *bad_hash, *test_switch;
 	struct stat st;
 	char why[128];
 
@@ -261,6 +266,8 @@ static int open_file(struct sender *s)
 	bad_hash = getenv("LAB3_TEST_BAD_HASH");
 	if (bad_hash != NULL && strcmp(bad_hash, "1") == 0)
 		s->sha256[0] ^= 0xff;	/* test-only: claim a wrong hash */
+	test_switch = getenv("LAB3_TEST_STALE_WRITE");
+	s->stale_write = test_switch != NULL && strcmp(test_switch, "1") == 0;
 
 	if (s->size > 0) {
 		/* MAP_PRIVATE: rxe cannot pin a shared mapping of a tmpfs
@@ -471,6 +478,40 @@ static enum sender_state protocol_error(struct sender *s, const char *why)
 
 /* ---- The states, in the lab's order (continued) ---- */
 
+/* stale_write: test-only misbehaviour (LAB3_TEST_STALE_WRITE=1).  When
+ * the first window comes round again for a later chunk, write once more
+ * with its first REGION's rkey, which the receiver revoked when that
+ * chunk was done: the receiver's NIC must refuse it. */
+static int stale_write(struct sender *s)
+{
+	struct lab3_msg *first = &s->first_region;
+	int ret;
+
+	if (first->type != LAB3_MSG_REGION) {
+		*first = s->region;
+		return 0;
+	}
+	if (s->region.region.addr != first->region.addr)
+		return 0;
+	s->stale_write = 0;
+	ret = lab3_reg_mr(&s->conn, s->data, 1, 0, &s->chunk_mr);
+	if (ret == 0)
+		ret = reserve_send_slot(s, 0);
+	if (ret == 0)
+		ret = lab3_post_rdma_write(&s->conn, s->chunk_mr, s->data, 1,
+					   first->region.addr,
+					   first->region.rkey);
+	while (ret == 0 && s->sq_used > 0)
+		ret = pump(s, 0);
+	if (ret != 0) {
+		fail_conn(s, ret);
+		return -1;
+	}
+	fail(s, LAB3_EXIT_PROTOCOL, "test: the receiver accepted a write "
+	     "into a window it had taken back");
+	return -1;
+}
+
 /* recv_region: step 2, REGION: a window for the next chunk of the file.
  * Its offset must be where the last chunk ended, and it must not reach
  * past the end of the file. */
@@ -494,6 +535,8 @@ static enum sender_state recv_region(struct sender *s)
 			 (unsigned long long)s->next_offset);
 		return protocol_error(s, why);
 	}
+	if (s->stale_write && stale_write(s) != 0)
+		return FAILED;
 	if (s->verbose)
 		fprintf(stderr, "sender: region addr=0x%llx length=%llu "
 			"rkey=0x%x offset=%llu\n",
