@@ -27,7 +27,7 @@ ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(PKG_CFLAGS) $(CFLAGS)
 PROGRAMS = sender receiver
 TEST_PROGRAMS = tests/unit
 
-.PHONY: all deps test demo clean
+.PHONY: all deps test demo bench clean
 
 all: $(PROGRAMS)
 
@@ -60,6 +60,10 @@ test: deps
 demo: deps
 	@$(MAKE) --no-print-directory all
 	scripts/demo
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	scripts/bench
 
 clean:
 	rm -f $(PROGRAMS) $(TEST_PROGRAMS) *.o tests/*.o .build-flags
