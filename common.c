@@ -347,6 +347,13 @@ static int check_wc(struct lab3_conn *conn, const struct ibv_wc *wc)
 {
 	if (wc->status == IBV_WC_SUCCESS)
 		return 0;
+	if (wc->status == IBV_WC_WR_FLUSH_ERR) {
+		/* The queue pair went to the error state, usually because
+		 * the peer broke the connection or its NIC refused ours. */
+		snprintf(conn->err, sizeof(conn->err), "the connection broke "
+			 "(work requests flushed)");
+		return -ECONNRESET;
+	}
 	snprintf(conn->err, sizeof(conn->err), "%s failed: %s",
 		 wc->wr_id >= LAB3_WR_WRITE ? "RDMA WRITE" :
 		 wc->wr_id >= LAB3_WR_SEND ? "SEND" : "RECV",
