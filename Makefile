@@ -3,6 +3,7 @@
 #   make            build ./sender and ./receiver
 #   make test       every test, over a real Soft-RoCE device (scripts/rxe-run)
 #   make demo       one transfer over the bed, showing the verdict and key
+#   make bench      the pair against ib_write_bw, rcopy and sha256sum
 #
 # WERROR=1 turns warnings into errors (CI does); SANITIZE=1 builds with
 # AddressSanitizer and UBSan.
