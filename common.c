@@ -473,8 +473,9 @@ static int query_max_msg_size(struct lab3_conn *conn)
 }
 
 /* setup_msgs: allocate and register the message buffers (LAB3_RECV_DEPTH
- * receive buffers, then the send buffer) and post every receive buffer,
- * so that the peer may send as soon as the connection is up. */
+ * receive buffers, then LAB3_SEND_DEPTH send buffers) and post every
+ * receive buffer, so that the peer may send as soon as the connection is
+ * up. */
 static int setup_msgs(struct lab3_conn *conn)
 {
 	int ret;
@@ -1039,7 +1040,8 @@ int lab3_reg_mr(struct lab3_conn *conn, void *addr, size_t len, int access,
 	return errno ? -errno : -ENOMEM;
 }
 
-/* lab3_post_rdma_write: post only; lab3_wait_send() reaps it. */
+/* lab3_post_rdma_write: post only; the caller collects the completion
+ * (lab3_wait_send() or lab3_next_completion()). */
 int lab3_post_rdma_write(struct lab3_conn *conn, struct ibv_mr *mr,
 			 const void *local, uint32_t len,
 			 uint64_t remote_addr, uint32_t rkey)

@@ -34,7 +34,7 @@ enum lab3_exit {
 #define LAB3_DEFAULT_TIMEOUT 30	/* seconds of silence before giving up */
 
 /* Receive buffers posted at any time: room for a REGION (or DONE) per
- * window, and an ERROR. */
+ * window, an ERROR, and one spare. */
 #define LAB3_RECV_DEPTH (LAB3_WINDOWS_MAX + 2)
 #define LAB3_SEND_DEPTH 16	/* RDMA WRITEs and SENDs in flight at once */
 #define LAB3_ERR_LEN 256
@@ -42,7 +42,7 @@ enum lab3_exit {
 /* What a work request was for, kept in its wr_id. */
 enum lab3_wr_kind {
 	LAB3_WR_RECV = 0,	/* wr_id = LAB3_WR_RECV + receive buffer slot */
-	LAB3_WR_SEND = 100,	/* the one message send buffer */
+	LAB3_WR_SEND = 100,	/* a SEND from one of the send buffers */
 	LAB3_WR_WRITE = 200,	/* an RDMA WRITE of file data */
 };
 
@@ -129,7 +129,9 @@ int lab3_wait_for_bytes(const struct lab3_conn *conn, uint64_t bytes);
 /* ---- Messages, memory and RDMA WRITE ---- */
 
 /* Encode MSG and post a SEND of it, without waiting.  Its completion
- * (wr_id LAB3_WR_SEND) is the caller's to collect. */
+ * (wr_id LAB3_WR_SEND) is the caller's to collect.  The caller must never
+ * have more than LAB3_SEND_DEPTH work requests outstanding on the send
+ * queue: the send buffers are used in turn, LAB3_SEND_DEPTH of them. */
 int lab3_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg);
 
 /* Encode MSG, SEND it and wait for the send to complete.  Only when no
@@ -167,7 +169,7 @@ int lab3_post_rdma_write(struct lab3_conn *conn, struct ibv_mr *mr,
 /* Wait up to WAIT_MS (0: the connection's timeout) for the next completion
  * of a send-queue work request, which must be of KIND (LAB3_WR_SEND or
  * LAB3_WR_WRITE), and check its status.  Receive completions that come
- * first are kept for lab3_recv_msg(). */
+ * first are kept for lab3_recv_msg() and lab3_next_completion(). */
 int lab3_wait_send(struct lab3_conn *conn, enum lab3_wr_kind kind,
 		   int wait_ms);
 

@@ -45,7 +45,10 @@
  * chunk in it, and hands it out again only under a new registration, so
  * no WRITE can change bytes after they were checked.  A file that fits in
  * one window has exactly the lab's sequence: one REGION, the WRITEs, one
- * DONE.  The VERDICT covers the whole file.
+ * DONE.  An empty file has one REGION of length 0 (addr and rkey 0), no
+ * WRITE, and DONE(0, 0).  No REGION is longer than LAB3_WINDOW_BYTES_MAX,
+ * and no more than LAB3_WINDOWS_MAX are outstanding at once.  The VERDICT
+ * covers the whole file.
  *
  * Either side may send ERROR instead of its next message.  It carries a code
  * and a short printable reason for the peer to show, and ends the session.
@@ -74,10 +77,11 @@
 #include <string.h>
 
 #define LAB3_MAGIC 0x4c414233u		/* "LAB3" */
-#define LAB3_VERSION 1
+#define LAB3_VERSION 2			/* 2: REGION and DONE carry offsets */
 #define LAB3_DEFAULT_PORT 7471
 
 #define LAB3_WINDOWS_MAX 8		/* REGIONs outstanding, at most */
+#define LAB3_WINDOW_BYTES_MAX (1u << 30)  /* longest REGION */
 
 #define LAB3_SHA256_LEN 32
 #define LAB3_KEY_LEN 32

@@ -115,9 +115,13 @@ struct sender {
 	uint64_t next_offset;		/* file offset of the next chunk */
 	uint64_t bytes_done;		/* acknowledged by a DONE's completion */
 
+	/* The receiver's ERROR, if one came during the transfer. */
+	int refused;
+	char refusal[LAB3_REASON_MAX + 1];
+
 	/* Test-only (LAB3_TEST_STALE_WRITE=1): the first window's REGION,
 	 * to write into again after the receiver has taken it back. */
-	int stale_write;
+	int test_stale_write;
 	struct lab3_msg first_region;
 
 	/* Timings, for the summary line and the progress bar. */
@@ -175,13 +179,23 @@ static enum sender_state fail(struct sender *s, enum lab3_exit status,
 	return FAILED;
 }
 
-/* fail_conn: the connection failed; conn.err says how.  Timeouts, a lost
- * peer and transport errors are connection errors, a malformed message is
- * a protocol error. */
+static void look_for_refusal(struct sender *s);
+static void send_error(struct sender *s, enum lab3_error_code code,
+		       const char *reason);
+
+/* fail_conn: the connection failed; conn.err says how.  If the receiver
+ * sent an ERROR, its reason is what the user needs: a refusal.  Otherwise
+ * timeouts, a lost peer and transport errors are connection errors, and a
+ * malformed message is a protocol error. */
 static enum sender_state fail_conn(struct sender *s, int ret)
 {
+	if (ret != -EPROTO && !s->refused)
+		look_for_refusal(s);
+	if (s->refused)
+		return fail(s, LAB3_EXIT_REFUSED, "the receiver refused: %s",
+			    s->refusal);
 	if (ret == -EPROTO) {
-		lab3_send_error(&s->conn, LAB3_ERR_PROTOCOL, s->conn.err);
+		send_error(s, LAB3_ERR_PROTOCOL, s->conn.err);
 		return fail(s, LAB3_EXIT_PROTOCOL, "%s:%s: %s", s->host,
 			    s->port, s->conn.err);
 	}
@@ -237,12 +251,19 @@ static int hash_file(struct sender *s)
 	return 0;
 }
 
+/* test_switch: whether the test-only switch NAME is on (set to 1). */
+static int test_switch(const char *name)
+{
+	const char *value = getenv(name);
+
+	return value != NULL && strcmp(value, "1") == 0;
+}
+
 /* open_file: open, hash and map the file, and take its base name.  The
  * mapping is the RDMA source later: no copy of the data is ever made. */
 static int open_file(struct sender *s)
 {
 	const char *base = strrchr(s->path, '/');
-	const char *bad_hash, *test_switch;
 	struct stat st;
 	char why[128];
 
@@ -263,11 +284,8 @@ static int open_file(struct sender *s)
 	if (hash_file(s) != 0)
 		return -1;
 	s->t_hashed = now_s();
-	bad_hash = getenv("LAB3_TEST_BAD_HASH");
-	if (bad_hash != NULL && strcmp(bad_hash, "1") == 0)
+	if (test_switch("LAB3_TEST_BAD_HASH"))
 		s->sha256[0] ^= 0xff;	/* test-only: claim a wrong hash */
-	test_switch = getenv("LAB3_TEST_STALE_WRITE");
-	s->stale_write = test_switch != NULL && strcmp(test_switch, "1") == 0;
 
 	if (s->size > 0) {
 		/* MAP_PRIVATE: rxe cannot pin a shared mapping of a tmpfs
@@ -300,49 +318,7 @@ static const char *default_id(void)
 	return getenv("USER");
 }
 
-/* ---- The states, in the lab's order ---- */
-
-/* connect_to_receiver: CONNECT, before step 1: resolve the receiver's
- * address and route, and connect. */
-static enum sender_state connect_to_receiver(struct sender *s)
-{
-	int ret = lab3_connect(&s->conn, s->host, s->port);
-
-	if (ret != 0)
-		return fail(s, LAB3_EXIT_CONNECTION, "connect to %s:%s: %s",
-			    s->host, s->port, s->conn.err);
-	return SEND_FILE_INFO;
-}
-
-/* send_file_info: step 1, FILE_INFO: the file's length, SHA-256 and name. */
-static enum sender_state send_file_info(struct sender *s)
-{
-	struct lab3_msg msg = { .type = LAB3_MSG_FILE_INFO };
-	int ret;
-
-	msg.file_info.length = s->size;
-	memcpy(msg.file_info.sha256, s->sha256, LAB3_SHA256_LEN);
-	snprintf(msg.file_info.name, sizeof(msg.file_info.name), "%s",
-		 s->name);
-	ret = lab3_send_msg(&s->conn, &msg);
-	if (ret != 0)
-		return fail_conn(s, ret);
-	return RECV_REGION;
-}
-
-/* expected_message: the one message type each receiving state accepts
- * (besides ERROR, which any state accepts and which ends the run). */
-static enum lab3_msg_type expected_message(enum sender_state state)
-{
-	switch (state) {
-	case RECV_REGION:	return LAB3_MSG_REGION;
-	case RECV_VERDICT:	return LAB3_MSG_VERDICT;
-	case RECV_KEY:		return LAB3_MSG_KEY;
-	default:		return 0;
-	}
-}
-
-/* ---- Completions and progress ---- */
+/* ---- Completions, messages and progress ---- */
 
 /* show_progress: on a terminal, unless -q, once the transfer has taken a
  * while: bytes, rate and time left, redrawn in place at most 5 times a
@@ -388,6 +364,16 @@ static void chunk_done(struct sender *s)
 	show_progress(s, 0);
 }
 
+/* take_refusal: the receiver sent ERROR: keep its reason and end the
+ * run at once, whatever else was queued before it. */
+static int take_refusal(struct sender *s, const struct lab3_msg *msg)
+{
+	s->refused = 1;
+	snprintf(s->refusal, sizeof(s->refusal), "%s", msg->error.reason);
+	snprintf(s->conn.err, sizeof(s->conn.err), "the receiver refused");
+	return -EREMOTEIO;
+}
+
 /* pump: wait up to WAIT_MS for one work completion and account for it: a
  * message joins the inbox; a finished WRITE or SEND frees its slot of the
  * send queue; a finished DONE finishes its chunk. */
@@ -406,13 +392,22 @@ static int pump(struct sender *s, int wait_ms)
 			return -EPROTO;
 		}
 		ret = lab3_take_msg(&s->conn, &wc, &s->inbox[s->ninbox]);
-		if (ret == 0)
-			s->ninbox++;
-		return ret;
+		if (ret != 0)
+			return ret;
+		if (s->inbox[s->ninbox].type == LAB3_MSG_ERROR)
+			return take_refusal(s, &s->inbox[s->ninbox]);
+		s->ninbox++;
+		return 0;
 	}
 	s->sq_used--;
-	if (wc.wr_id == LAB3_WR_SEND && s->nsent > 0)
+	if (wc.wr_id == LAB3_WR_SEND) {
+		if (s->nsent == 0) {
+			snprintf(s->conn.err, sizeof(s->conn.err),
+				 "a SEND completed with no DONE outstanding");
+			return -EIO;
+		}
 		chunk_done(s);
+	}
 	return 0;
 }
 
@@ -428,6 +423,67 @@ static int reserve_send_slot(struct sender *s, int wait_ms)
 	}
 	s->sq_used++;
 	return 0;
+}
+
+/* look_for_refusal: after a failure, read what is left in the completion
+ * queue, briefly, for an ERROR the receiver sent before it hung up: its
+ * WRITEs may fail before its ERROR is seen.  Keeps conn.err. */
+static void look_for_refusal(struct sender *s)
+{
+	char err[LAB3_ERR_LEN];
+	struct ibv_wc wc;
+
+	if (s->conn.cq == NULL)
+		return;
+	memcpy(err, s->conn.err, sizeof(err));
+	for (int i = 0; i < LAB3_SEND_DEPTH + LAB3_RECV_DEPTH && !s->refused;
+	     i++) {
+		struct lab3_msg msg;
+
+		wc.wr_id = UINT64_MAX;
+		if (lab3_next_completion(&s->conn, &wc, 200) != 0 &&
+		    wc.wr_id == UINT64_MAX)
+			break;		/* nothing more came */
+		if (wc.status == IBV_WC_SUCCESS && wc.wr_id < LAB3_WR_SEND &&
+		    lab3_take_msg(&s->conn, &wc, &msg) == 0 &&
+		    msg.type == LAB3_MSG_ERROR)
+			take_refusal(s, &msg);
+	}
+	memcpy(s->conn.err, err, sizeof(err));
+}
+
+/* send_error: tell the receiver why the run ends, with an ERROR of CODE,
+ * if the connection still allows: queued behind any WRITEs and DONEs
+ * still in flight, and waited for, so that the disconnection does not
+ * overtake it.  Best effort; keeps conn.err. */
+static void send_error(struct sender *s, enum lab3_error_code code,
+		       const char *reason)
+{
+	struct lab3_msg msg = { .type = LAB3_MSG_ERROR };
+	char err[LAB3_ERR_LEN];
+
+	if (!s->conn.connected || s->conn.disconnected || s->refused)
+		return;
+	memcpy(err, s->conn.err, sizeof(err));
+	msg.error.code = code;
+	snprintf(msg.error.reason, sizeof(msg.error.reason), "%s", reason);
+	if (reserve_send_slot(s, 1000) == 0 &&
+	    lab3_post_msg(&s->conn, &msg) == 0)
+		while (s->sq_used > 0 && pump(s, 1000) == 0)
+			;
+	memcpy(s->conn.err, err, sizeof(err));
+}
+
+/* expected_message: the one message type each receiving state accepts
+ * (besides ERROR, which any state accepts and which ends the run). */
+static enum lab3_msg_type expected_message(enum sender_state state)
+{
+	switch (state) {
+	case RECV_REGION:	return LAB3_MSG_REGION;
+	case RECV_VERDICT:	return LAB3_MSG_VERDICT;
+	case RECV_KEY:		return LAB3_MSG_KEY;
+	default:		return 0;
+	}
 }
 
 /* receive: the next message, which must be the one STATE expects, from
@@ -459,7 +515,7 @@ static int receive(struct sender *s, enum sender_state state,
 		snprintf(why, sizeof(why), "expected %s, got %s",
 			 lab3_msg_type_name(want),
 			 lab3_msg_type_name(msg->type));
-		lab3_send_error(&s->conn, LAB3_ERR_PROTOCOL, why);
+		send_error(s, LAB3_ERR_PROTOCOL, why);
 		fail(s, LAB3_EXIT_PROTOCOL, "%s:%s: protocol error: %s",
 		     s->host, s->port, why);
 		return -1;
@@ -471,12 +527,23 @@ static int receive(struct sender *s, enum sender_state state,
  * and fail. */
 static enum sender_state protocol_error(struct sender *s, const char *why)
 {
-	lab3_send_error(&s->conn, LAB3_ERR_PROTOCOL, why);
+	send_error(s, LAB3_ERR_PROTOCOL, why);
 	return fail(s, LAB3_EXIT_PROTOCOL, "%s:%s: protocol error: %s",
 		    s->host, s->port, why);
 }
 
-/* ---- The states, in the lab's order (continued) ---- */
+/* check_file_size: fail if the file no longer has the size it was hashed
+ * at, before any more of it is sent. */
+static int check_file_size(struct sender *s)
+{
+	struct stat st;
+
+	if (fstat(s->fd, &st) == 0 && (uint64_t)st.st_size == s->size)
+		return 0;
+	fail(s, LAB3_EXIT_LOCAL, "%s: changed size while being sent "
+	     "(%llu bytes when hashed)", s->path, (unsigned long long)s->size);
+	return -1;
+}
 
 /* stale_write: test-only misbehaviour (LAB3_TEST_STALE_WRITE=1).  When
  * the first window comes round again for a later chunk, write once more
@@ -493,7 +560,7 @@ static int stale_write(struct sender *s)
 	}
 	if (s->region.region.addr != first->region.addr)
 		return 0;
-	s->stale_write = 0;
+	s->test_stale_write = 0;
 	ret = lab3_reg_mr(&s->conn, s->data, 1, 0, &s->chunk_mr);
 	if (ret == 0)
 		ret = reserve_send_slot(s, 0);
@@ -512,6 +579,36 @@ static int stale_write(struct sender *s)
 	return -1;
 }
 
+/* ---- The states, in the lab's order ---- */
+
+/* connect_to_receiver: CONNECT, before step 1: resolve the receiver's
+ * address and route, and connect. */
+static enum sender_state connect_to_receiver(struct sender *s)
+{
+	int ret = lab3_connect(&s->conn, s->host, s->port);
+
+	if (ret != 0)
+		return fail(s, LAB3_EXIT_CONNECTION, "connect to %s:%s: %s",
+			    s->host, s->port, s->conn.err);
+	return SEND_FILE_INFO;
+}
+
+/* send_file_info: step 1, FILE_INFO: the file's length, SHA-256 and name. */
+static enum sender_state send_file_info(struct sender *s)
+{
+	struct lab3_msg msg = { .type = LAB3_MSG_FILE_INFO };
+	int ret;
+
+	msg.file_info.length = s->size;
+	memcpy(msg.file_info.sha256, s->sha256, LAB3_SHA256_LEN);
+	snprintf(msg.file_info.name, sizeof(msg.file_info.name), "%s",
+		 s->name);
+	ret = lab3_send_msg(&s->conn, &msg);
+	if (ret != 0)
+		return fail_conn(s, ret);
+	return RECV_REGION;
+}
+
 /* recv_region: step 2, REGION: a window for the next chunk of the file.
  * Its offset must be where the last chunk ended, and it must not reach
  * past the end of the file. */
@@ -519,13 +616,18 @@ static enum sender_state recv_region(struct sender *s)
 {
 	struct lab3_msg *r = &s->region;
 	char why[LAB3_ERR_LEN];
+	int wait_ms;
 
-	if (receive(s, RECV_REGION, r, 0) != 0)
+	/* The receiver sends it once it has stored the chunk that was in
+	 * that window: allow for one chunk's worth of its time. */
+	wait_ms = lab3_wait_for_bytes(&s->conn, r->region.length);
+	if (receive(s, RECV_REGION, r, wait_ms) != 0)
 		return FAILED;
 	if (s->t_first_region == 0)
 		s->t_first_region = now_s();
 	if (r->region.offset != s->next_offset ||
 	    r->region.length > s->size - s->next_offset ||
+	    r->region.length > LAB3_WINDOW_BYTES_MAX ||
 	    (r->region.length == 0 && s->size > 0)) {
 		snprintf(why, sizeof(why), "REGION of %llu bytes at offset "
 			 "%llu for a file of %llu, next offset %llu",
@@ -535,7 +637,7 @@ static enum sender_state recv_region(struct sender *s)
 			 (unsigned long long)s->next_offset);
 		return protocol_error(s, why);
 	}
-	if (s->stale_write && stale_write(s) != 0)
+	if (s->test_stale_write && stale_write(s) != 0)
 		return FAILED;
 	if (s->verbose)
 		fprintf(stderr, "sender: region addr=0x%llx length=%llu "
@@ -544,19 +646,6 @@ static enum sender_state recv_region(struct sender *s)
 			(unsigned long long)r->region.length,
 			r->region.rkey, (unsigned long long)r->region.offset);
 	return WRITE_CHUNK;
-}
-
-/* check_file_size: fail if the file no longer has the size it was hashed
- * at, before any more of it is sent. */
-static int check_file_size(struct sender *s)
-{
-	struct stat st;
-
-	if (fstat(s->fd, &st) == 0 && (uint64_t)st.st_size == s->size)
-		return 0;
-	fail(s, LAB3_EXIT_LOCAL, "%s: changed size while being sent "
-	     "(%llu bytes when hashed)", s->path, (unsigned long long)s->size);
-	return -1;
 }
 
 /* write_chunk: step 3, RDMA WRITE: register the chunk's part of the
@@ -580,8 +669,8 @@ static enum sender_state write_chunk(struct sender *s)
 		return FAILED;
 	ret = lab3_reg_mr(&s->conn, src, length, 0, &s->chunk_mr);
 	if (ret != 0) {
-		lab3_send_error(&s->conn, LAB3_ERR_INTERNAL,
-				"the sender cannot register its file");
+		send_error(s, LAB3_ERR_INTERNAL,
+			   "the sender cannot register its file");
 		return fail(s, LAB3_EXIT_LOCAL, "%s: %s", s->path,
 			    s->conn.err);
 	}
@@ -627,17 +716,20 @@ static enum sender_state send_done(struct sender *s)
 	return s->next_offset < s->size ? RECV_REGION : RECV_VERDICT;
 }
 
-/* recv_verdict: step 4, VERDICT: good, or bad (exit 5).  Every WRITE and
- * DONE completes first: only then is nothing of ours still in flight. */
+/* recv_verdict: step 4, VERDICT: good, or bad (exit 5).  Before acting
+ * on it, let every WRITE and DONE of ours complete. */
 static enum sender_state recv_verdict(struct sender *s)
 {
+	uint64_t last = s->region.region.length;
+	uint64_t behind = (uint64_t)LAB3_WINDOWS_MAX * last;
 	struct lab3_msg msg;
-	int ret;
+	int wait_ms, ret;
 
-	/* The receiver hashes (and may save) the last chunk first. */
-	if (receive(s, RECV_VERDICT, &msg,
-		    lab3_wait_for_bytes(&s->conn, s->region.region.length)) !=
-	    0)
+	/* The receiver may still have to store a chunk in every window,
+	 * then sync the file. */
+	wait_ms = lab3_wait_for_bytes(&s->conn,
+				      behind < s->size ? behind : s->size);
+	if (receive(s, RECV_VERDICT, &msg, wait_ms) != 0)
 		return FAILED;
 	s->t_verdict = now_s();
 	while (s->sq_used > 0) {
@@ -811,6 +903,7 @@ int main(int argc, char **argv)
 		.fd = -1,
 		.timeout_s = LAB3_DEFAULT_TIMEOUT,
 		.t_start = now_s(),
+		.test_stale_write = test_switch("LAB3_TEST_STALE_WRITE"),
 	};
 	char key_hex[2 * LAB3_KEY_LEN + 1];
 	enum lab3_exit status;

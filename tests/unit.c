@@ -1,6 +1,7 @@
 /*
  * tests/unit.c - unit tests of the wire protocol (protocol.h) and of the
- * hashes and the secret key (common.c).  No RDMA device is used.
+ * hashes, the secret key and the command-line parsers (common.c).  No RDMA
+ * device is used.
  *
  * Each case prints "ok - NAME" or "not ok - NAME: detail"; the last line is
  * "N passed, N failed", and the exit status is 1 when any case failed.
@@ -146,7 +147,8 @@ static int all_zero(const uint8_t *p, size_t len)
 /* ---- 1. Encode/decode round trips ---- */
 
 /* encode_checked: encode MSG into WIRE and check the size and the header's
- * wire form: "LAB3", version 1, the type, and the big-endian body length.
+ * wire form: "LAB3", LAB3_VERSION, the type, and the big-endian body
+ * length.
  * Returns 0, or -1 after reporting case NAME as failed. */
 static int encode_checked(const char *name, const struct lab3_msg *msg,
 			  union lab3_wire_msg *wire)
@@ -166,9 +168,10 @@ static int encode_checked(const char *name, const struct lab3_msg *msg,
 		     b[0], b[1], b[2], b[3]);
 		return -1;
 	}
-	if (b[OFF_VERSION] != 1 || b[OFF_TYPE] != msg->type) {
-		fail(name, "version %u type %u, expected 1 and %d",
-		     b[OFF_VERSION], b[OFF_TYPE], (int)msg->type);
+	if (b[OFF_VERSION] != LAB3_VERSION || b[OFF_TYPE] != msg->type) {
+		fail(name, "version %u type %u, expected %d and %d",
+		     b[OFF_VERSION], b[OFF_TYPE], LAB3_VERSION,
+		     (int)msg->type);
 		return -1;
 	}
 	if (get_be16(b + OFF_BODY_LEN) != want - OFF_BODY) {
@@ -743,6 +746,48 @@ static void reject_lengths(void)
 	reject_old_sizes();
 }
 
+/* has_version: 1 if WHY says "version V" with no further digit after V,
+ * so that "version 1" is not found in "version 12". */
+static int has_version(const char *why, int v)
+{
+	char want[32];
+	const char *p = why;
+	size_t len;
+
+	len = (size_t)snprintf(want, sizeof(want), "version %d", v);
+	while ((p = strstr(p, want)) != NULL) {
+		if (p[len] < '0' || p[len] > '9')
+			return 1;
+		p += len;
+	}
+	return 0;
+}
+
+/* reject_old_version: a DONE from a peer built from the version 1
+ * protocol.h, whose REGION and DONE had no offsets, must be refused with a
+ * reason that names both versions, so that its user sees at once that the
+ * two programs are of different releases. */
+static void reject_old_version(void)
+{
+	const char *name = "reject version 1 (the old protocol), naming both "
+			   "versions";
+	uint8_t buf[LAB3_MSG_MAX + 8] = { 0 };
+	struct lab3_msg msg;
+	char why[WHY_LEN] = "";
+	size_t size = make_valid(LAB3_MSG_DONE, buf);
+	int rc;
+
+	buf[OFF_VERSION] = 1;
+	rc = lab3_decode(buf, size, &msg, why, sizeof(why));
+	if (rc != -1)
+		fail(name, "lab3_decode returned %d, expected -1", rc);
+	else if (!has_version(why, 1) || !has_version(why, LAB3_VERSION))
+		fail(name, "reason '%s' does not say version 1 and version %d",
+		     why, LAB3_VERSION);
+	else
+		pass(name);
+}
+
 /* reject_header: a wrong magic, version, type or body_len. */
 static void reject_header(void)
 {
@@ -755,7 +800,10 @@ static void reject_header(void)
 	reject_patched("reject magic in little-endian order", LAB3_MSG_DONE,
 		       OFF_MAGIC, '3');
 	reject_patched("reject version 0", LAB3_MSG_DONE, OFF_VERSION, 0);
-	reject_patched("reject version 2", LAB3_MSG_DONE, OFF_VERSION, 2);
+	reject_old_version();
+	snprintf(name, sizeof(name), "reject version %d (a newer protocol)",
+		 LAB3_VERSION + 1);
+	reject_patched(name, LAB3_MSG_DONE, OFF_VERSION, LAB3_VERSION + 1);
 
 	for (size_t i = 0; i < sizeof(bad_types); i++) {
 		snprintf(name, sizeof(name), "reject unknown type %u",
@@ -1016,19 +1064,178 @@ static void test_hex(void)
 		pass("lab3_hex");
 }
 
-/* test_sha256: case group 4, the FIPS 180-2 examples. */
+#define SHA256_ABC "ba7816bf8f01cfea414140de5dae2223" \
+		   "b00361a396177a9cb410ff61f20015ad"
+#define SHA256_EMPTY "e3b0c44298fc1c149afbf4c8996fb924" \
+		     "27ae41e4649b934ca495991b7852b855"
+#define SHA256_MILLION_A "cdc76e5c9914fb9281a1c7e284d73e67" \
+			 "f1809a48a497200e046d39ccc7112cd0"
+
+/* expect_sha256_pieces: the streaming SHA-256 of the bytes at DATA, fed as
+ * N pieces of the lengths LENS one after the other, must be the hex digest
+ * WANT.  The receiver hashes a file chunk by chunk this way, so the pieces'
+ * boundaries must not change the digest. */
+static void expect_sha256_pieces(const char *name, const uint8_t *data,
+				 const size_t *lens, size_t n,
+				 const char *want)
+{
+	struct lab3_sha256 h;
+	uint8_t digest[LAB3_SHA256_LEN];
+	char hex[2 * LAB3_SHA256_LEN + 1];
+	size_t off = 0;
+	int rc;
+
+	rc = lab3_sha256_begin(&h);
+	if (rc != 0) {
+		fail(name, "lab3_sha256_begin returned %d", rc);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		rc = lab3_sha256_add(&h, data + off, lens[i]);
+		if (rc != 0) {
+			fail(name, "lab3_sha256_add of piece %zu (%zu bytes) "
+			     "returned %d", i, lens[i], rc);
+			lab3_sha256_free(&h);
+			return;
+		}
+		off += lens[i];
+	}
+	rc = lab3_sha256_end(&h, digest);
+	if (rc != 0) {
+		fail(name, "lab3_sha256_end returned %d", rc);
+		return;
+	}
+	lab3_hex(digest, sizeof(digest), hex);
+	if (strcmp(hex, want) != 0)
+		fail(name, "got %s, expected %s", hex, want);
+	else
+		pass(name);
+}
+
+/* test_sha256_free_after_end: lab3_sha256_end releases the context, so a
+ * lab3_sha256_free after it, as a cleanup path that frees whatever it
+ * holds would do, must free nothing twice (AddressSanitizer would report
+ * a double free), and neither must a second free. */
+static void test_sha256_free_after_end(void)
+{
+	const char *name = "sha256_free after sha256_end is harmless";
+	struct lab3_sha256 h;
+	uint8_t digest[LAB3_SHA256_LEN];
+	char hex[2 * LAB3_SHA256_LEN + 1];
+	int rc;
+
+	rc = lab3_sha256_begin(&h);
+	if (rc != 0) {
+		fail(name, "lab3_sha256_begin returned %d", rc);
+		return;
+	}
+	if (lab3_sha256_add(&h, "abc", 3) != 0) {
+		fail(name, "lab3_sha256_add failed");
+		lab3_sha256_free(&h);
+		return;
+	}
+	rc = lab3_sha256_end(&h, digest);
+	lab3_sha256_free(&h);
+	lab3_sha256_free(&h);
+	lab3_hex(digest, sizeof(digest), hex);
+	if (rc != 0)
+		fail(name, "lab3_sha256_end returned %d", rc);
+	else if (h.ctx != NULL)
+		fail(name, "the context is still set after free");
+	else if (strcmp(hex, SHA256_ABC) != 0)
+		fail(name, "got %s, expected %s", hex, SHA256_ABC);
+	else
+		pass(name);
+}
+
+/* test_sha256_free_unfinished: lab3_sha256_free on a context that was
+ * begun and fed but never ended, as when a transfer fails midway, must
+ * release it (LeakSanitizer would report the leak at exit), and leave the
+ * struct fit to begin again. */
+static void test_sha256_free_unfinished(void)
+{
+	const char *name = "sha256_free releases a context never ended";
+	struct lab3_sha256 h;
+	uint8_t digest[LAB3_SHA256_LEN];
+	char hex[2 * LAB3_SHA256_LEN + 1];
+	int rc;
+
+	rc = lab3_sha256_begin(&h);
+	if (rc != 0) {
+		fail(name, "lab3_sha256_begin returned %d", rc);
+		return;
+	}
+	if (lab3_sha256_add(&h, "xyz", 3) != 0) {
+		fail(name, "lab3_sha256_add failed");
+		lab3_sha256_free(&h);
+		return;
+	}
+	lab3_sha256_free(&h);
+	if (h.ctx != NULL) {
+		fail(name, "the context is still set after free");
+		return;
+	}
+	rc = lab3_sha256_begin(&h);
+	if (rc != 0) {
+		fail(name, "lab3_sha256_begin after free returned %d", rc);
+		return;
+	}
+	if (lab3_sha256_add(&h, "abc", 3) != 0) {
+		fail(name, "lab3_sha256_add after free failed");
+		lab3_sha256_free(&h);
+		return;
+	}
+	rc = lab3_sha256_end(&h, digest);
+	lab3_hex(digest, sizeof(digest), hex);
+	if (rc != 0)
+		fail(name, "lab3_sha256_end after free returned %d", rc);
+	else if (strcmp(hex, SHA256_ABC) != 0)
+		fail(name, "begun again, got %s, expected %s", hex,
+		     SHA256_ABC);
+	else
+		pass(name);
+}
+
+/* test_sha256_stream: the streaming SHA-256 gives the FIPS 180-2 digests
+ * whatever the pieces: empty ones, one byte, odd sizes, sizes across the
+ * 64-byte block boundary, and no piece at all. */
+static void test_sha256_stream(void)
+{
+	static const size_t abc_lens[] = { 1, 0, 2 };	/* "a", "", "bc" */
+	const size_t million = 1000000;
+	size_t million_lens[] = { 1, 7, 4096, 65536, 0 };
+	uint8_t *a;
+
+	expect_sha256_pieces("streaming SHA-256 of \"a\", \"\", \"bc\"",
+			     (const uint8_t *)"abc", abc_lens, 3, SHA256_ABC);
+	expect_sha256_pieces("streaming SHA-256 of nothing (begin, end)",
+			     (const uint8_t *)"", NULL, 0, SHA256_EMPTY);
+	test_sha256_free_after_end();
+	test_sha256_free_unfinished();
+
+	a = malloc(million);
+	if (a == NULL) {
+		fail("streaming SHA-256 of one million 'a'", "out of memory");
+		return;
+	}
+	memset(a, 'a', million);
+	million_lens[4] = million - (1 + 7 + 4096 + 65536);
+	expect_sha256_pieces("streaming SHA-256 of one million 'a' in pieces "
+			     "of 1, 7, 4096, 65536, rest",
+			     a, million_lens, 5, SHA256_MILLION_A);
+	free(a);
+}
+
+/* test_sha256: case group 4, the FIPS 180-2 examples, in one call and
+ * streamed. */
 static void test_sha256(void)
 {
 	const size_t million = 1000000;
 	char *a;
 
 	test_hex();
-	expect_sha256("SHA-256 of \"\"", "", 0,
-		      "e3b0c44298fc1c149afbf4c8996fb924"
-		      "27ae41e4649b934ca495991b7852b855");
-	expect_sha256("SHA-256 of \"abc\"", "abc", 3,
-		      "ba7816bf8f01cfea414140de5dae2223"
-		      "b00361a396177a9cb410ff61f20015ad");
+	expect_sha256("SHA-256 of \"\"", "", 0, SHA256_EMPTY);
+	expect_sha256("SHA-256 of \"abc\"", "abc", 3, SHA256_ABC);
 	expect_sha256("SHA-256 of the 448-bit message",
 		      "abcdbcdecdefdefgefghfghighijhijk"
 		      "ijkljklmklmnlmnomnopnopq", 56,
@@ -1037,13 +1244,13 @@ static void test_sha256(void)
 	a = malloc(million);
 	if (a == NULL) {
 		fail("SHA-256 of one million 'a'", "out of memory");
-		return;
+	} else {
+		memset(a, 'a', million);
+		expect_sha256("SHA-256 of one million 'a'", a, million,
+			      SHA256_MILLION_A);
+		free(a);
 	}
-	memset(a, 'a', million);
-	expect_sha256("SHA-256 of one million 'a'", a, million,
-		      "cdc76e5c9914fb9281a1c7e284d73e67"
-		      "f1809a48a497200e046d39ccc7112cd0");
-	free(a);
+	test_sha256_stream();
 }
 
 /* ---- 5. HMAC-SHA256 ---- */
