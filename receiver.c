@@ -102,7 +102,7 @@ struct options {
  * into, then hashed and stored from. */
 struct window {
 	uint8_t *buf;
-	struct ibv_mr *mr;		/* NULL while the sender may not write */
+	struct ibv_mr *mr;		/* NULL: the sender may not write */
 	uint64_t offset;		/* file offset of its current chunk */
 	uint64_t length;		/* and that chunk's length */
 };
@@ -721,8 +721,8 @@ static int parse_args(struct options *opt, int argc, char **argv)
 	};
 	int opt_char, serving_options = 0;
 
-	while ((opt_char = getopt_long(argc, argv, "a:hk:m:n:o:p:t:vw:", longopts,
-				       NULL)) != -1) {
+	while ((opt_char = getopt_long(argc, argv, "a:hk:m:n:o:p:t:vw:",
+				       longopts, NULL)) != -1) {
 		if (strchr("amnoptvw", opt_char) != NULL)
 			serving_options = 1;
 		switch (opt_char) {

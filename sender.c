@@ -113,7 +113,7 @@ struct sender {
 	int nsent;
 	int sq_used;			/* send-queue work not completed */
 	uint64_t next_offset;		/* file offset of the next chunk */
-	uint64_t bytes_done;		/* acknowledged by a DONE's completion */
+	uint64_t bytes_done;		/* in chunks whose DONE completed */
 
 	/* The receiver's ERROR, if one came during the transfer. */
 	int refused;

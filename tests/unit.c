@@ -1615,6 +1615,93 @@ static void test_load_secret(void)
 		pass("load_secret leaves nothing behind");
 }
 
+/* ---- 8. lab3_parse_size and lab3_parse_seconds ---- */
+
+/* expect_size: lab3_parse_size of ARG must give 0 and WANT. */
+static void expect_size(const char *arg, uint64_t want)
+{
+	char name[NAME_LEN];
+	uint64_t got = 0x5a5a5a5a5a5a5a5aull;
+	int rc;
+
+	snprintf(name, sizeof(name), "parse_size \"%s\" is %llu", arg,
+		 (unsigned long long)want);
+	rc = lab3_parse_size(arg, &got);
+	if (rc != 0)
+		fail(name, "lab3_parse_size returned %d", rc);
+	else if (got != want)
+		fail(name, "got %llu", (unsigned long long)got);
+	else
+		pass(name);
+}
+
+/* expect_size_refused: lab3_parse_size must refuse ARG with -1; WHAT says
+ * why it is no size. */
+static void expect_size_refused(const char *arg, const char *what)
+{
+	char name[NAME_LEN];
+	uint64_t got = 0;
+	int rc;
+
+	snprintf(name, sizeof(name), "parse_size rejects \"%s\" (%s)", arg,
+		 what);
+	rc = lab3_parse_size(arg, &got);
+	if (rc != -1)
+		fail(name, "lab3_parse_size returned %d (%llu), expected -1",
+		     rc, (unsigned long long)got);
+	else
+		pass(name);
+}
+
+/* expect_seconds: lab3_parse_seconds of ARG must return WANT, -1 for an
+ * argument that is not 1 to 3600 seconds. */
+static void expect_seconds(const char *arg, int want)
+{
+	char name[NAME_LEN];
+	int got = lab3_parse_seconds(arg);
+
+	if (want < 0)
+		snprintf(name, sizeof(name), "parse_seconds rejects \"%s\"",
+			 arg);
+	else
+		snprintf(name, sizeof(name), "parse_seconds \"%s\" is %d",
+			 arg, want);
+	if (got != want)
+		fail(name, "returned %d, expected %d", got, want);
+	else
+		pass(name);
+}
+
+/* test_parse: case group 8, the size and seconds arguments of the command
+ * lines.  Sizes go up to 2^62 bytes, so that no size, nor a sum of two,
+ * overflows; with a suffix the limit applies to the product. */
+static void test_parse(void)
+{
+	expect_size("0", 0);
+	expect_size("123", 123);
+	expect_size("64K", 65536);
+	expect_size("16M", 16777216);
+	expect_size("1G", 1073741824);
+	expect_size("4611686018427387904", 1ull << 62);
+	expect_size("4294967296G", 1ull << 62);
+	expect_size_refused("", "empty");
+	expect_size_refused("16k", "lowercase suffix");
+	expect_size_refused("M", "no digits");
+	expect_size_refused("-1", "negative");
+	expect_size_refused("1.5M", "not an integer");
+	expect_size_refused("16MB", "text after the suffix");
+	expect_size_refused("4611686018427387905", "2^62 + 1");
+	expect_size_refused("4294967297G", "over 2^62 bytes");
+	expect_size_refused("18446744073709551616", "over 2^64");
+
+	expect_seconds("1", 1);
+	expect_seconds("3600", 3600);
+	expect_seconds("0", -1);
+	expect_seconds("3601", -1);
+	expect_seconds("", -1);
+	expect_seconds("5s", -1);
+}
+
 /* main: run every case group, then the summary line; exit 1 if any case
  * failed, so that tests/unit.test and CI see it. */
 int main(void)
@@ -1627,6 +1714,7 @@ int main(void)
 	test_hmac();
 	test_key_for_id();
 	test_load_secret();
+	test_parse();
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed == 0 ? 0 : 1;
 }
