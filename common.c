@@ -1075,17 +1075,23 @@ int lab3_post_rdma_write(struct lab3_conn *conn, struct ibv_mr *mr,
 
 /* ---- Command lines ---- */
 
-/* lab3_parse_seconds: see common.h. */
-int lab3_parse_seconds(const char *arg)
+/* lab3_parse_number: strtol() with every check; see common.h. */
+long lab3_parse_number(const char *arg, long min, long max)
 {
 	char *end;
 	long v;
 
 	errno = 0;
 	v = strtol(arg, &end, 10);
-	if (errno != 0 || end == arg || *end != '\0' || v < 1 || v > 3600)
+	if (errno != 0 || end == arg || *end != '\0' || v < min || v > max)
 		return -1;
-	return (int)v;
+	return v;
+}
+
+/* lab3_parse_seconds: see common.h. */
+int lab3_parse_seconds(const char *arg)
+{
+	return (int)lab3_parse_number(arg, 1, 3600);
 }
 
 /* lab3_parse_size: see common.h. */

@@ -175,6 +175,9 @@ int lab3_wait_send(struct lab3_conn *conn, enum lab3_wr_kind kind,
 
 /* ---- Command lines ---- */
 
+/* A decimal number from MIN to MAX (MIN >= 0), or -1 if ARG is not that. */
+long lab3_parse_number(const char *arg, long min, long max);
+
 /* A -t argument: 1 to 3600 seconds, or -1 if ARG is not that. */
 int lab3_parse_seconds(const char *arg);
 

@@ -683,33 +683,6 @@ static int serve_one(struct lab3_listener *listener,
 
 /* ---- Command line ---- */
 
-/* parse_windows: a number of windows, 2 to LAB3_WINDOWS_MAX, or -1. */
-static int parse_windows(const char *arg)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno != 0 || end == arg || *end != '\0' || v < 2 ||
-	    v > LAB3_WINDOWS_MAX)
-		return -1;
-	return (int)v;
-}
-
-/* parse_port: check a port number 0..65535 (0: any free port). */
-static int parse_port(const char *arg)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno != 0 || end == arg || *end != '\0' || v < 0 || v > 65535)
-		return -1;
-	return 0;
-}
-
 /* parse_args: the command line into OPT, refusing serving options next
  * to --key-for (only -k goes with it). */
 static int parse_args(struct options *opt, int argc, char **argv)
@@ -732,7 +705,7 @@ static int parse_args(struct options *opt, int argc, char **argv)
 		case 'K': opt->key_for = optarg; break;
 		case 'v': opt->verbose = 1; break;
 		case 'p':
-			if (parse_port(optarg) != 0) {
+			if (lab3_parse_number(optarg, 0, 65535) < 0) {
 				fprintf(stderr, "receiver: -p %s: not a port "
 					"number\n", optarg);
 				return -1;
@@ -758,7 +731,8 @@ static int parse_args(struct options *opt, int argc, char **argv)
 			}
 			break;
 		case 'n':
-			opt->windows = parse_windows(optarg);
+			opt->windows = (int)lab3_parse_number(optarg, 2,
+							     LAB3_WINDOWS_MAX);
 			if (opt->windows < 0) {
 				fprintf(stderr, "receiver: -n %s: not a number "
 					"of windows from 2 to %d\n", optarg,

@@ -8,22 +8,7 @@ chmod 755 "$TEST_TMP"	# some senders below run as nobody
 start_receiver -o "$out" -k "$TEST_TMP/secret" -m 1M || fail "no receiver"
 make_file "$TEST_TMP/small" 1000
 make_file "$TEST_TMP/big" 1048577
-session=0
 
-# expect_summary PATTERN WHAT: the receiver's next summary line is for the
-# next session and matches PATTERN.
-expect_summary() {
-	local line
-	session=$((session + 1))
-	line=$(next_line) || fail "$2: no summary line"
-	echo "$line"
-	case $line in
-	"session $session from "*) ;;
-	*) fail "$2: summary '$line' is not session $session's" ;;
-	esac
-	printf '%s\n' "$line" | grep -Eq "$1" ||
-		fail "$2: summary '$line' does not match '$1'"
-}
 
 # A wrong hash: bad verdict, no key, nothing saved (test-only switch).
 LAB3_TEST_BAD_HASH=1 run_sender -i alice "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/small"

@@ -39,3 +39,19 @@ expect_saved_only() {
 	[ "$got" = "$want" ] ||
 		fail "files in $dir: '$(echo $got)', expected '$(echo $want)'"
 }
+
+# expect_summary PATTERN WHAT: the receiver's next summary line is for the
+# next session (counted in SESSION) and matches the regex PATTERN.
+SESSION=0
+expect_summary() {
+	local line
+	SESSION=$((SESSION + 1))
+	line=$(next_line) || fail "$2: no summary line"
+	echo "$line"
+	case $line in
+	"session $SESSION from "*) ;;
+	*) fail "$2: summary '$line' is not session $SESSION's" ;;
+	esac
+	printf '%s\n' "$line" | grep -Eq "$1" ||
+		fail "$2: summary '$line' does not match '$1'"
+}

@@ -7,21 +7,7 @@ out="$TEST_TMP/out"
 mkdir "$out"
 start_receiver -w 64K -n 3 -o "$out" -k "$TEST_TMP/secret" ||
 	fail "no receiver"
-session=0
 
-# next_summary PATTERN WHAT: the receiver's next summary line matches.
-next_summary() {
-	local line
-	session=$((session + 1))
-	line=$(next_line) || fail "$2: no summary line"
-	echo "$line"
-	case $line in
-	"session $session from "*) ;;
-	*) fail "$2: summary '$line' is not session $session's" ;;
-	esac
-	printf '%s\n' "$line" | grep -Eq "$1" ||
-		fail "$2: summary '$line' does not match '$1'"
-}
 
 # One window: exactly the lab's sequence, one REGION and one DONE.
 make_file "$TEST_TMP/one" 65536
@@ -31,7 +17,7 @@ regions=$(grep -c "received REGION" "$TEST_TMP/sender.err")
 dones=$(grep -c "send DONE" "$TEST_TMP/sender.err")
 [ "$regions" -eq 1 ] && [ "$dones" -eq 1 ] ||
 	fail "one window: $regions REGIONs and $dones DONEs, expected 1 and 1"
-next_summary "verdict good, key sent, saved as one," "one window"
+expect_summary "verdict good, key sent, saved as one," "one window"
 cmp "$TEST_TMP/one" "$out/one" || fail "one window: saved file differs"
 
 # size name chunks: two windows, an odd many, an exact many.
@@ -45,7 +31,7 @@ for spec in "131072 two 2" "1060865 odd 17" "1310720 exact 20"; do
 	regions=$(grep -c "received REGION" "$TEST_TMP/sender.err")
 	[ "$regions" -eq "$3" ] ||
 		fail "$2: $regions REGIONs for $1 bytes, expected $3"
-	next_summary "id $2, $1 bytes, verdict good, key sent, saved as $2," "$2"
+	expect_summary "id $2, $1 bytes, verdict good, key sent, saved as $2," "$2"
 	cmp "$TEST_TMP/$2" "$out/$2" || fail "$2: saved file differs"
 done
 expect_saved_only "$out" one two odd exact
@@ -53,7 +39,7 @@ expect_saved_only "$out" one two odd exact
 # A bad verdict on a many-window file saves nothing.
 LAB3_TEST_BAD_HASH=1 run_sender -i bad "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/odd"
 expect_sender_fails 5 "verdict bad" "a bad hash over 17 windows"
-next_summary "verdict bad" "bad hash over many windows"
+expect_summary "verdict bad" "bad hash over many windows"
 expect_saved_only "$out" one two odd exact
 
 # A write with a revoked window's rkey (test-only sender switch): the
@@ -61,13 +47,13 @@ expect_saved_only "$out" one two odd exact
 rm "$out/odd"
 LAB3_TEST_STALE_WRITE=1 run_sender -i stale "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/odd"
 expect_sender_fails 3 "remote access error" "a write into a revoked window"
-next_summary "verdict none, .*failed: " "a write into a revoked window"
+expect_summary "verdict none, .*failed: " "a write into a revoked window"
 expect_saved_only "$out" one two exact
 
 # And the receiver serves the next sender.
 run_sender -i after "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/odd"
 expect_status 0 "$SENDER_STATUS" "a transfer after the failures"
-next_summary "id after, 1060865 bytes, verdict good" "the transfer after"
+expect_summary "id after, 1060865 bytes, verdict good" "the transfer after"
 
 stop_receiver
 expect_status 0 "$RX_STATUS" "receiver after SIGTERM"
