@@ -19,6 +19,10 @@ for size in 0 1 4096 1048576 3145745 67108864; do
 	want="secret key: $(./receiver -k "$TEST_TMP/secret" --key-for "$id")"
 	[ "$SENDER_OUT" = "$want" ] ||
 		fail "$size bytes: stdout '$SENDER_OUT', expected '$want'"
+	# Not a terminal: no progress bar, just the one summary line.
+	[ "$(printf '%s\n' "$SENDER_ERR" | wc -l)" -eq 1 ] &&
+		printf '%s\n' "$SENDER_ERR" | grep -Eq "verdict good; hash .* MB/s$" ||
+		fail "$size bytes: stderr is not one summary line: $SENDER_ERR"
 	summary=$(next_line) || fail "no summary line for $size bytes"
 	echo "$summary"
 	case $summary in
