@@ -1,4 +1,4 @@
-# A file larger than this VM's memory (run with RXE_VM_MEM=160M; BIG_FILE
+# A file larger than this VM's memory (run with RXE_VM_MEM=224M; BIG_FILE
 # is on the host's disk, made by tests/e2e-big.test): the transfer works
 # while the receiver's peak RSS stays under its windows plus 32 MiB.  On a
 # terminal the sender shows a progress bar, and -q silences it.
@@ -21,12 +21,12 @@ send_on_tty() {
 send_on_tty -i big "$RXE_ADDR" "$RX_PORT" "$file"
 expect_status 0 $? "a file larger than memory"
 grep -q "secret key: " "$TEST_TMP/tty" || fail "no key: $(cat "$TEST_TMP/tty")"
-grep -Eq "big\.[A-Za-z0-9]+: [0-9.]+ of 192.0 MiB, [0-9.]+ MB/s" "$TEST_TMP/tty" ||
+grep -Eq "big\.[A-Za-z0-9]+: [0-9.]+ of 256.0 MiB, [0-9.]+ MB/s" "$TEST_TMP/tty" ||
 	fail "no progress bar on a terminal: $(tr '\r' '\n' <"$TEST_TMP/tty")"
 line=$(next_line 300) || fail "no summary line"
 echo "$line"
 case $line in
-*"id big, 201326592 bytes, verdict good, key sent"*) ;;
+*"id big, 268435456 bytes, verdict good, key sent"*) ;;
 *) fail "summary: $line" ;;
 esac
 peak_kib=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$RX_PID/status")
