@@ -4,6 +4,7 @@
 #   make test       every test, over a real Soft-RoCE device (scripts/rxe-run)
 #   make demo       one transfer over the bed, showing the verdict and key
 #   make bench      the pair against ib_write_bw, rcopy and sha256sum
+#   make fuzz       fuzz the protocol decoder for FUZZ_SECONDS (default 60)
 #
 # WERROR=1 turns warnings into errors (CI does); SANITIZE=1 builds with
 # AddressSanitizer and UBSan.
@@ -26,9 +27,9 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(PKG_CFLAGS) $(CFLAGS)
 
 PROGRAMS = sender receiver
-TEST_PROGRAMS = tests/unit
+TEST_PROGRAMS = tests/unit tests/fuzz_decode
 
-.PHONY: all deps test demo bench clean
+.PHONY: all deps test demo bench fuzz clean
 
 all: $(PROGRAMS)
 
@@ -50,6 +51,17 @@ receiver: receiver.o common.o
 
 tests/unit: tests/unit.o common.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+# The fuzzer needs clang's libFuzzer; it always runs with ASan and UBSan.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+tests/fuzz_decode: tests/fuzz_decode.c protocol.h
+	$(FUZZ_CC) -std=gnu11 -g -O1 $(WARNINGS) \
+		-fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined -o $@ $<
+
+fuzz: deps tests/fuzz_decode
+	FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz.test
 
 deps:
 	@scripts/install-deps
