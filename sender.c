@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,10 +76,10 @@ static const char *const state_names[] = {
 	[FAILED] = "FAILED",
 };
 
-/* A chunk written and announced, whose DONE has not completed yet: its
- * registration is held until then. */
-struct chunk {
-	struct ibv_mr *mr;		/* NULL for an empty chunk */
+/* A piece of the file in flight: an RDMA WRITE, whose registration is
+ * held until it completes; or a chunk whose DONE has not completed. */
+struct piece {
+	struct ibv_mr *mr;		/* a WRITE's; NULL for a DONE */
 	uint64_t offset;
 	uint64_t length;
 };
@@ -108,9 +109,13 @@ struct sender {
 
 	/* The transfer. */
 	struct lab3_msg region;		/* the REGION being written */
-	struct ibv_mr *chunk_mr;	/* its chunk's registration */
-	struct chunk sent[LAB3_SEND_DEPTH];	/* DONE posted, oldest first */
+	struct piece writes[LAB3_SEND_DEPTH];	/* WRITEs posted, oldest first */
+	int nwrites;
+	struct piece sent[LAB3_SEND_DEPTH];	/* DONEs posted, oldest first */
 	int nsent;
+	uint64_t pinned;		/* bytes registered for WRITEs now */
+	uint64_t pin_budget;		/* at most, under `ulimit -l` */
+	uint32_t piece_max;		/* bytes in one WRITE, at most */
 	int sq_used;			/* send-queue work not completed */
 	uint64_t next_offset;		/* file offset of the next chunk */
 	uint64_t bytes_done;		/* in chunks whose DONE completed */
@@ -308,6 +313,29 @@ static int open_file(struct sender *s)
 	return 0;
 }
 
+/* set_pin_budget: how many bytes of the file may be registered at once,
+ * and so how large a WRITE may be: without limit for root or under an
+ * unlimited `ulimit -l`, else the limit less 1 MiB for the message
+ * buffers, with pieces small enough that two fit. */
+static void set_pin_budget(struct sender *s)
+{
+	struct rlimit rl;
+	uint64_t piece;
+
+	s->pin_budget = UINT64_MAX;
+	s->piece_max = WRITE_PIECE_MAX;
+	if (geteuid() == 0 || getrlimit(RLIMIT_MEMLOCK, &rl) != 0 ||
+	    rl.rlim_cur == RLIM_INFINITY)
+		return;
+	s->pin_budget = rl.rlim_cur > (2u << 20) ? rl.rlim_cur - (1u << 20) :
+			rl.rlim_cur / 2;
+	piece = s->pin_budget / 2 & ~(uint64_t)4095;
+	if (piece < 4096)
+		piece = 4096;
+	if (piece < s->piece_max)
+		s->piece_max = (uint32_t)piece;
+}
+
 /* default_id: the login name, the ID used when -i is not given. */
 static const char *default_id(void)
 {
@@ -345,19 +373,33 @@ static void show_progress(struct sender *s, int final)
 		(double)(s->size - s->bytes_done) / rate : 0.0);
 }
 
-/* chunk_done: a DONE has completed, so the chunk's WRITEs before it have,
- * too: release its registration and its pages. */
+/* pop_piece: take the oldest entry of a FIFO of pieces. */
+static struct piece pop_piece(struct piece *fifo, int *n)
+{
+	struct piece p = fifo[0];
+
+	(*n)--;
+	memmove(&fifo[0], &fifo[1], *n * sizeof(fifo[0]));
+	return p;
+}
+
+/* write_done: the oldest WRITE has completed: release its registration
+ * and, since the NIC is done with them, its pages. */
+static void write_done(struct sender *s)
+{
+	struct piece p = pop_piece(s->writes, &s->nwrites);
+
+	ibv_dereg_mr(p.mr);
+	s->pinned -= p.length;
+	madvise((uint8_t *)s->data + p.offset, p.length, MADV_DONTNEED);
+}
+
+/* chunk_done: the oldest DONE has completed, so the whole chunk has
+ * landed: count it. */
 static void chunk_done(struct sender *s)
 {
-	struct chunk c = s->sent[0];
+	struct piece c = pop_piece(s->sent, &s->nsent);
 
-	s->nsent--;
-	memmove(&s->sent[0], &s->sent[1], s->nsent * sizeof(s->sent[0]));
-	if (c.mr != NULL)
-		ibv_dereg_mr(c.mr);
-	if (c.length > 0)
-		madvise((uint8_t *)s->data + c.offset, c.length,
-			MADV_DONTNEED);
 	s->bytes_done += c.length;
 	if (s->bytes_done == s->size && s->next_offset == s->size)
 		s->t_written = now_s();
@@ -400,14 +442,15 @@ static int pump(struct sender *s, int wait_ms)
 		return 0;
 	}
 	s->sq_used--;
-	if (wc.wr_id == LAB3_WR_SEND) {
-		if (s->nsent == 0) {
-			snprintf(s->conn.err, sizeof(s->conn.err),
-				 "a SEND completed with no DONE outstanding");
-			return -EIO;
-		}
-		chunk_done(s);
+	if (wc.wr_id == LAB3_WR_SEND ? s->nsent == 0 : s->nwrites == 0) {
+		snprintf(s->conn.err, sizeof(s->conn.err),
+			 "a completion with nothing of its kind outstanding");
+		return -EIO;
 	}
+	if (wc.wr_id == LAB3_WR_SEND)
+		chunk_done(s);
+	else
+		write_done(s);
 	return 0;
 }
 
@@ -422,6 +465,42 @@ static int reserve_send_slot(struct sender *s, int wait_ms)
 			return ret;
 	}
 	s->sq_used++;
+	return 0;
+}
+
+/* post_write_piece: register LEN bytes of the file at OFFSET and post
+ * an RDMA WRITE of them to REMOTE_ADDR/RKEY.  First, while the send queue
+ * is full or the piece would take the registered bytes over pin_budget,
+ * collect completions (waiting up to WAIT_MS each). */
+static int post_write_piece(struct sender *s, uint64_t offset, uint32_t len,
+			    uint64_t remote_addr, uint32_t rkey, int wait_ms)
+{
+	uint8_t *src = (uint8_t *)s->data + offset;
+	struct ibv_mr *mr;
+	int ret;
+
+	while (s->nwrites > 0 && s->pinned + len > s->pin_budget) {
+		ret = pump(s, wait_ms);
+		if (ret != 0)
+			return ret;
+	}
+	ret = reserve_send_slot(s, wait_ms);
+	if (ret != 0)
+		return ret;
+	ret = lab3_reg_mr(&s->conn, src, len, 0, &mr);
+	if (ret == 0)
+		ret = lab3_post_rdma_write(&s->conn, mr, src, len,
+					   remote_addr, rkey);
+	if (ret != 0) {
+		if (mr != NULL)
+			ibv_dereg_mr(mr);
+		s->sq_used--;
+		return ret;
+	}
+	s->writes[s->nwrites++] = (struct piece) {
+		.mr = mr, .offset = offset, .length = len,
+	};
+	s->pinned += len;
 	return 0;
 }
 
@@ -561,13 +640,8 @@ static int stale_write(struct sender *s)
 	if (s->region.region.addr != first->region.addr)
 		return 0;
 	s->test_stale_write = 0;
-	ret = lab3_reg_mr(&s->conn, s->data, 1, 0, &s->chunk_mr);
-	if (ret == 0)
-		ret = reserve_send_slot(s, 0);
-	if (ret == 0)
-		ret = lab3_post_rdma_write(&s->conn, s->chunk_mr, s->data, 1,
-					   first->region.addr,
-					   first->region.rkey);
+	ret = post_write_piece(s, 0, 1, first->region.addr,
+			       first->region.rkey, 0);
 	while (ret == 0 && s->sq_used > 0)
 		ret = pump(s, 0);
 	if (ret != 0) {
@@ -587,6 +661,10 @@ static enum sender_state connect_to_receiver(struct sender *s)
 {
 	int ret = lab3_connect(&s->conn, s->host, s->port);
 
+	/* Out of memory or locked memory is a local error. */
+	if (ret == -ENOMEM || ret == -EPERM || ret == -EAGAIN)
+		return fail(s, LAB3_EXIT_LOCAL, "connect to %s:%s: %s",
+			    s->host, s->port, s->conn.err);
 	if (ret != 0)
 		return fail(s, LAB3_EXIT_CONNECTION, "connect to %s:%s: %s",
 			    s->host, s->port, s->conn.err);
@@ -648,42 +726,35 @@ static enum sender_state recv_region(struct sender *s)
 	return WRITE_CHUNK;
 }
 
-/* write_chunk: step 3, RDMA WRITE: register the chunk's part of the
- * mapping (read access only: the NIC reads it, nobody writes it) and post
- * WRITEs of it into the window, in pieces no larger than the device's
- * largest message nor WRITE_PIECE_MAX, without waiting for them. */
+/* write_chunk: step 3, RDMA WRITE: post WRITEs of the chunk into the
+ * window, in pieces no larger than the device's largest message nor
+ * piece_max, without waiting for them.  Each piece is registered from
+ * the file's mapping on its own (read access only: the NIC reads it,
+ * nobody writes it) and released when its WRITE completes. */
 static enum sender_state write_chunk(struct sender *s)
 {
 	uint64_t offset = s->region.region.offset;
 	uint64_t length = s->region.region.length;
-	uint32_t piece = s->conn.max_msg_size < WRITE_PIECE_MAX ?
-			 s->conn.max_msg_size : WRITE_PIECE_MAX;
+	uint32_t piece = s->conn.max_msg_size < s->piece_max ?
+			 s->conn.max_msg_size : s->piece_max;
 	int wait_ms = lab3_wait_for_bytes(&s->conn, piece);
-	uint8_t *src = (uint8_t *)s->data + offset;
 	int ret;
 
-	s->chunk_mr = NULL;
-	if (length == 0)
-		return SEND_DONE;
-	if (check_file_size(s) != 0)
+	if (length > 0 && check_file_size(s) != 0)
 		return FAILED;
-	ret = lab3_reg_mr(&s->conn, src, length, 0, &s->chunk_mr);
-	if (ret != 0) {
-		send_error(s, LAB3_ERR_INTERNAL,
-			   "the sender cannot register its file");
-		return fail(s, LAB3_EXIT_LOCAL, "%s: %s", s->path,
-			    s->conn.err);
-	}
 	for (uint64_t done = 0; done < length; ) {
 		uint32_t len = length - done < piece ?
 			       (uint32_t)(length - done) : piece;
 
-		ret = reserve_send_slot(s, wait_ms);
-		if (ret == 0)
-			ret = lab3_post_rdma_write(&s->conn, s->chunk_mr,
-						   src + done, len,
-						   s->region.region.addr + done,
-						   s->region.region.rkey);
+		ret = post_write_piece(s, offset + done, len,
+				       s->region.region.addr + done,
+				       s->region.region.rkey, wait_ms);
+		if (ret == -ENOMEM || ret == -EPERM || ret == -EAGAIN) {
+			send_error(s, LAB3_ERR_INTERNAL,
+				   "the sender cannot register its file");
+			return fail(s, LAB3_EXIT_LOCAL, "%s: %s", s->path,
+				    s->conn.err);
+		}
 		if (ret != 0)
 			return fail_conn(s, ret);
 		done += len;
@@ -693,7 +764,7 @@ static enum sender_state write_chunk(struct sender *s)
 
 /* send_done: step 3, DONE: announce the chunk just written.  It follows
  * the chunk's WRITEs on the same queue pair, so it lands after them; its
- * completion will release the chunk (chunk_done()). */
+ * completion counts the chunk as sent (chunk_done()). */
 static enum sender_state send_done(struct sender *s)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_DONE };
@@ -706,12 +777,10 @@ static enum sender_state send_done(struct sender *s)
 		ret = lab3_post_msg(&s->conn, &msg);
 	if (ret != 0)
 		return fail_conn(s, ret);
-	s->sent[s->nsent++] = (struct chunk) {
-		.mr = s->chunk_mr,
+	s->sent[s->nsent++] = (struct piece) {
 		.offset = msg.done.offset,
 		.length = msg.done.bytes,
 	};
-	s->chunk_mr = NULL;
 	s->next_offset += msg.done.bytes;
 	return s->next_offset < s->size ? RECV_REGION : RECV_VERDICT;
 }
@@ -817,17 +886,13 @@ static void print_summary(const struct sender *s)
 		transfer > 0 ? (double)s->size / transfer / 1e6 : 0.0);
 }
 
-/* release_chunks: deregister what a failed run left registered, before
+/* release_pieces: deregister what a failed run left registered, before
  * the protection domain goes. */
-static void release_chunks(struct sender *s)
+static void release_pieces(struct sender *s)
 {
-	if (s->chunk_mr != NULL)
-		ibv_dereg_mr(s->chunk_mr);
-	s->chunk_mr = NULL;
-	for (int i = 0; i < s->nsent; i++)
-		if (s->sent[i].mr != NULL)
-			ibv_dereg_mr(s->sent[i].mr);
-	s->nsent = 0;
+	for (int i = 0; i < s->nwrites; i++)
+		ibv_dereg_mr(s->writes[i].mr);
+	s->nwrites = 0;
 }
 
 /* ---- Command line ---- */
@@ -913,6 +978,7 @@ int main(int argc, char **argv)
 	s.conn.prog = "sender";
 	s.conn.verbose = s.verbose;
 	s.conn.timeout_ms = s.timeout_s * 1000;
+	set_pin_budget(&s);
 
 	if (open_file(&s) != 0) {
 		status = s.exit_status;
@@ -928,7 +994,7 @@ int main(int argc, char **argv)
 	show_progress(&s, 1);
 
 	lab3_disconnect(&s.conn);
-	release_chunks(&s);
+	release_pieces(&s);
 	lab3_conn_destroy(&s.conn);
 out_close:
 	if (s.data != NULL)
