@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -91,6 +92,7 @@ struct options {
 	const char *out_dir;
 	uint64_t max_bytes;
 	uint64_t window_size;
+	int window_size_given;
 	int windows;
 	const char *secret_path;
 	const char *key_for;
@@ -165,7 +167,7 @@ static const char usage_text[] =
 "                  (or sha256-HASHPREFIX when the sender gave none)\n"
 "  -m MAX_BYTES    refuse larger files; K, M, G suffixes (default 64G)\n"
 "  -w WINDOW_SIZE  bytes of each window a chunk is written into, 64K to 1G\n"
-"                  (default 16M)\n"
+"                  (default 16M, or less to fit `ulimit -l` when not root)\n"
 "  -n WINDOWS      windows in flight, 2 to %d (default %d); memory use is\n"
 "                  about WINDOWS * WINDOW_SIZE\n"
 "  -k SECRET_FILE  the secret keys derive from; created 0600 if missing\n"
@@ -720,6 +722,7 @@ static int parse_args(struct options *opt, int argc, char **argv)
 			}
 			break;
 		case 'w':
+			opt->window_size_given = 1;
 			if (lab3_parse_size(optarg, &opt->window_size) != 0 ||
 			    opt->window_size < WINDOW_SIZE_MIN ||
 			    opt->window_size > WINDOW_SIZE_MAX ||
@@ -765,6 +768,36 @@ static int parse_args(struct options *opt, int argc, char **argv)
 		return -1;
 	}
 	return 0;
+}
+
+/* fit_memlock: the windows are registered memory, which counts against
+ * `ulimit -l` (root is exempt), and 1 MiB goes to the message buffers.
+ * Unless -w was given, shrink the windows to fit the limit; if they still
+ * cannot fit, refuse to start, saying so, rather than fail every session
+ * later. */
+static int fit_memlock(struct options *opt, int window_size_given)
+{
+	uint64_t need = opt->window_size * (uint64_t)opt->windows + (1u << 20);
+	uint64_t fit;
+	struct rlimit rl;
+
+	if (geteuid() == 0 || getrlimit(RLIMIT_MEMLOCK, &rl) != 0 ||
+	    rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+		return 0;
+	fit = rl.rlim_cur > (1u << 20) ?
+	      (rl.rlim_cur - (1u << 20)) / (uint64_t)opt->windows : 0;
+	fit &= ~(uint64_t)4095;
+	if (!window_size_given && fit >= WINDOW_SIZE_MIN) {
+		opt->window_size = fit;
+		return 0;
+	}
+	fprintf(stderr, "receiver: %d windows of %llu KiB need %llu KiB of "
+		"locked memory, but `ulimit -l` allows %llu KiB; raise it, or "
+		"use a smaller -w or -n\n", opt->windows,
+		(unsigned long long)opt->window_size >> 10,
+		(unsigned long long)need >> 10,
+		(unsigned long long)rl.rlim_cur >> 10);
+	return -1;
 }
 
 /* key_for: print the key a session with ID receives (--key-for). */
@@ -851,6 +884,8 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return LAB3_EXIT_LOCAL;
 	}
+	if (fit_memlock(&opt, opt.window_size_given) != 0)
+		return LAB3_EXIT_LOCAL;
 	if (opt.port[0] == '\0') {
 		snprintf(port, sizeof(port), "%d", LAB3_DEFAULT_PORT);
 		opt.port = port;

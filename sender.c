@@ -109,7 +109,7 @@ struct sender {
 
 	/* The transfer. */
 	struct lab3_msg region;		/* the REGION being written */
-	struct piece writes[LAB3_SEND_DEPTH];	/* WRITEs posted, oldest first */
+	struct piece writes[LAB3_SEND_DEPTH];	/* WRITEs posted, oldest 1st */
 	int nwrites;
 	struct piece sent[LAB3_SEND_DEPTH];	/* DONEs posted, oldest first */
 	int nsent;

@@ -4,19 +4,24 @@
 # Source it in a script that runs on the bed (scripts/rxe-run), from the
 # repository root.
 #
-#   start_receiver [ARGS...]   start ./receiver -p 0 ARGS; wait for its
-#                              "listening on" line; set RX_PID, RX_PORT
+#   start_receiver [ARGS...]   start ./receiver -p 0 ARGS (through the
+#                              command in the array RX_RUN, if set); wait
+#                              for its "listening on" line; set RX_PID,
+#                              RX_PORT
 #   next_line [SECONDS]        print the receiver's next stdout line
 #                              (default limit 60 s); fail if none comes
 #   stop_receiver              SIGTERM it and wait; set RX_STATUS to its
 #                              exit status
 
 RX_DIR=$(mktemp -d /tmp/receiver.XXXXXX)
+RX_RUN=()
 
 start_receiver() {
 	local line
+	rm -f "$RX_DIR/stdout"
 	mkfifo "$RX_DIR/stdout"
-	./receiver -p 0 "$@" >"$RX_DIR/stdout" 2>"$RX_DIR/stderr" &
+	"${RX_RUN[@]}" ./receiver -p 0 "$@" >"$RX_DIR/stdout" \
+		2>"$RX_DIR/stderr" &
 	RX_PID=$!
 	exec {RX_FD}<"$RX_DIR/stdout"
 	if ! line=$(next_line 30); then

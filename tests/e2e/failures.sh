@@ -99,3 +99,24 @@ expect_saved_only "$out" small
 
 stop_receiver
 expect_status 0 "$RX_STATUS" "receiver after SIGTERM"
+
+# A receiver that is not root, under a usual 8 MiB locked-memory limit:
+# its default windows (4 x 16 MiB) shrink to fit, and a transfer works;
+# windows given with -w that cannot fit are refused with one clear line.
+RX_RUN=(prlimit --memlock=8388608
+	setpriv --reuid=65534 --regid=65534 --clear-groups)
+secret=$(mktemp -u /tmp/nobody-secret.XXXXXX)
+start_receiver -k "$secret" || fail "no receiver as nobody"
+run_sender -i alice "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/big"
+expect_status 0 "$SENDER_STATUS" "a receiver as nobody ($SENDER_ERR)"
+SESSION=0
+expect_summary "id alice, 1048577 bytes, verdict good, key sent" \
+	"a receiver as nobody under ulimit -l 8 MiB"
+stop_receiver
+expect_status 0 "$RX_STATUS" "receiver as nobody after SIGTERM"
+"${RX_RUN[@]}" ./receiver -p 0 -k "$secret" -w 16M \
+	>"$TEST_TMP/rx.out" 2>"$TEST_TMP/rx.err"
+expect_status 2 $? "a receiver as nobody with -w 16M"
+[ "$(wc -l <"$TEST_TMP/rx.err")" -eq 1 ] &&
+	grep -q "ulimit -l" "$TEST_TMP/rx.err" ||
+	fail "no one clear line naming ulimit -l: $(cat "$TEST_TMP/rx.err")"
