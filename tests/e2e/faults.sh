@@ -1,0 +1,63 @@
+# Faults in the middle of a transfer: a second sender while a session is
+# in progress is refused as busy and does not disturb it; a sender killed
+# with SIGKILL leaves a receiver that serves the next one; a receiver
+# killed leaves a sender that ends with a clear line within its timeout.
+. tests/e2e/lib.sh
+
+make_file "$TEST_TMP/big" 67108864
+make_file "$TEST_TMP/small" 4096
+
+# start_writing_sender ARGS...: start ./sender -v ARGS in the background
+# (SENDER_PID; `wait` for its status); return once it traces its first
+# WRITE_CHUNK state, so the transfer is under way.  Its trace keeps being
+# read into a.trace, so it never blocks on stderr.
+start_writing_sender() {
+	local line fd
+	rm -f "$TEST_TMP/a.err"
+	mkfifo "$TEST_TMP/a.err"
+	./sender -v "$@" >"$TEST_TMP/a.out" 2>"$TEST_TMP/a.err" &
+	SENDER_PID=$!
+	exec {fd}<"$TEST_TMP/a.err"
+	while IFS= read -r -t 30 line <&"$fd"; do
+		case $line in *"state WRITE_CHUNK"*) break ;; esac
+	done
+	case $line in *"state WRITE_CHUNK"*) ;; *) fail "no transfer started" ;; esac
+	cat <&"$fd" >"$TEST_TMP/a.trace" &
+	TRACE_PID=$!
+	exec {fd}<&-
+}
+
+start_receiver -k "$TEST_TMP/secret" || fail "no receiver"
+
+# A second sender during a session: refused at once as busy.
+start_writing_sender -i first "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/big"
+run_sender -t 5 -i second "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/small"
+expect_sender_fails 3 "refused: receiver busy with another session" \
+	"a second sender during a session"
+wait "$SENDER_PID"
+expect_status 0 $? "the first sender"
+expect_summary "id first, 67108864 bytes, verdict good, key sent" \
+	"the session the second sender tried to disturb"
+
+# A sender killed in the middle: the receiver ends that session and
+# serves the next sender.
+start_writing_sender -i killed "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/big"
+kill -KILL "$SENDER_PID"
+wait "$SENDER_PID" 2>/dev/null
+expect_summary "verdict none, .*failed: " "the session of a killed sender"
+run_sender -i next "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/small"
+expect_status 0 "$SENDER_STATUS" "a sender after a killed one ($SENDER_ERR)"
+expect_summary "id next, 4096 bytes, verdict good, key sent" \
+	"the sender after a killed one"
+
+# The receiver killed in the middle: the sender ends with a connection
+# error (exit 3) and one clear line, within its timeout.
+start_writing_sender -t 5 -i orphan "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/big"
+kill -KILL "$RX_PID"
+wait "$RX_PID" 2>/dev/null
+wait "$SENDER_PID"
+expect_status 3 $? "a sender whose receiver was killed"
+wait "$TRACE_PID"
+grep -q "^sender: $RXE_ADDR:$RX_PORT: " "$TEST_TMP/a.trace" ||
+	fail "no clear line from the sender: $(tail -n 3 "$TEST_TMP/a.trace")"
+grep "^sender: $RXE_ADDR" "$TEST_TMP/a.trace"
