@@ -27,7 +27,7 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(PKG_CFLAGS) $(CFLAGS)
 
 PROGRAMS = sender receiver
-TEST_PROGRAMS = tests/unit tests/fuzz_decode
+TEST_PROGRAMS = tests/unit tests/fuzz_decode tests/evil-sender
 
 .PHONY: all deps test demo bench fuzz clean
 
@@ -50,6 +50,9 @@ receiver: receiver.o common.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 tests/unit: tests/unit.o common.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+tests/evil-sender: tests/evil-sender.o common.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # The fuzzer needs clang's libFuzzer; it always runs with ASan and UBSan.

@@ -887,16 +887,12 @@ int lab3_wait_send(struct lab3_conn *conn, enum lab3_wr_kind kind,
 	}
 }
 
-/* lab3_post_msg: encode into the next send buffer and post a SEND; see
- * common.h.  The send buffers are used in turn: a buffer comes round again
- * only after LAB3_SEND_DEPTH more sends, and no more than that many work
- * requests are ever outstanding on the send queue. */
-int lab3_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg)
+/* post_send_slot: post a SEND of the first LEN bytes of send buffer SLOT. */
+static int post_send_slot(struct lab3_conn *conn, int slot, uint32_t len)
 {
-	int slot = LAB3_RECV_DEPTH + conn->next_send % LAB3_SEND_DEPTH;
-	union lab3_wire_msg *buf = &conn->msgs[slot];
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)buf,
+		.addr = (uintptr_t)&conn->msgs[slot],
+		.length = len,
 		.lkey = conn->msgs_mr->lkey,
 	};
 	struct ibv_send_wr wr = {
@@ -907,19 +903,8 @@ int lab3_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg)
 		.send_flags = IBV_SEND_SIGNALED,
 	};
 	struct ibv_send_wr *bad_wr;
-	int ret;
+	int ret = ibv_post_send(conn->id->qp, &wr, &bad_wr);
 
-	sge.length = (uint32_t)lab3_encode(msg, buf);
-	if (sge.length == 0) {
-		snprintf(conn->err, sizeof(conn->err),
-			 "cannot encode a %s message",
-			 lab3_msg_type_name(msg->type));
-		return -EINVAL;
-	}
-	if (conn->verbose)
-		fprintf(stderr, "%s: send %s (%u bytes)\n", conn->prog,
-			lab3_msg_type_name(msg->type), sge.length);
-	ret = ibv_post_send(conn->id->qp, &wr, &bad_wr);
 	if (ret != 0) {
 		snprintf(conn->err, sizeof(conn->err), "ibv_post_send: %s",
 			 strerror(ret));
@@ -927,6 +912,42 @@ int lab3_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg)
 	}
 	conn->next_send++;
 	return 0;
+}
+
+/* lab3_post_msg: encode into the next send buffer and post a SEND; see
+ * common.h.  The send buffers are used in turn: a buffer comes round again
+ * only after LAB3_SEND_DEPTH more sends, and no more than that many work
+ * requests are ever outstanding on the send queue. */
+int lab3_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg)
+{
+	int slot = LAB3_RECV_DEPTH + conn->next_send % LAB3_SEND_DEPTH;
+	size_t len = lab3_encode(msg, &conn->msgs[slot]);
+
+	if (len == 0) {
+		snprintf(conn->err, sizeof(conn->err),
+			 "cannot encode a %s message",
+			 lab3_msg_type_name(msg->type));
+		return -EINVAL;
+	}
+	if (conn->verbose)
+		fprintf(stderr, "%s: send %s (%zu bytes)\n", conn->prog,
+			lab3_msg_type_name(msg->type), len);
+	return post_send_slot(conn, slot, (uint32_t)len);
+}
+
+/* lab3_send_bytes: see common.h. */
+int lab3_send_bytes(struct lab3_conn *conn, const void *bytes, size_t len)
+{
+	int slot = LAB3_RECV_DEPTH + conn->next_send % LAB3_SEND_DEPTH;
+	int ret;
+
+	if (len > sizeof(conn->msgs[slot]))
+		return -EINVAL;
+	memcpy(&conn->msgs[slot], bytes, len);
+	ret = post_send_slot(conn, slot, (uint32_t)len);
+	if (ret != 0)
+		return ret;
+	return lab3_wait_send(conn, LAB3_WR_SEND, 0);
 }
 
 /* lab3_send_msg: post a SEND and wait for it; see common.h. */

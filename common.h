@@ -134,6 +134,12 @@ int lab3_wait_for_bytes(const struct lab3_conn *conn, uint64_t bytes);
  * queue: the send buffers are used in turn, LAB3_SEND_DEPTH of them. */
 int lab3_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg);
 
+/* SEND the LEN bytes at BYTES as they are, and wait for the send to
+ * complete: for a tool that must send malformed messages on purpose
+ * (tests/evil-sender).  Only when no other send-queue work is
+ * outstanding. */
+int lab3_send_bytes(struct lab3_conn *conn, const void *bytes, size_t len);
+
 /* Encode MSG, SEND it and wait for the send to complete.  Only when no
  * other send-queue work is outstanding. */
 int lab3_send_msg(struct lab3_conn *conn, const struct lab3_msg *msg);

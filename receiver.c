@@ -18,10 +18,11 @@
  *   STORE_CHUNK         deregister its window (no more remote access),
  *                       hash the chunk, append it to the temporary file;
  *                       back to SEND_REGION while chunks remain
- *   SEND_VERDICT     4. compare the whole file's hash, keep the file if
+ *   SEND_VERDICT     4. compare the whole file's hash, sync the file if
  *                       good, send good or bad
  *   RECV_ID          5. the student's ID
- *   SEND_KEY         6. HMAC-SHA256(secret, ID), after a good verdict only
+ *   SEND_KEY         6. HMAC-SHA256(secret, ID), after a good verdict
+ *                       only; then the file gets its final name
  *   WAIT_DISCONNECT     the sender hangs up (bad verdicts come here from 4)
  *
  * A file that fits in one window passes through SEND_REGION, RECV_DONE and
@@ -348,9 +349,22 @@ static void free_windows(struct session *s)
 	}
 }
 
-/* keep_file: give the verified temporary file its final name, only once
- * every byte is on disk: fsync it, rename it, fsync the directory.  The
- * name is the sender's base name, or sha256-HASHPREFIX without one. */
+/* sync_file: before the verdict, make sure every byte of the verified
+ * temporary file is on disk, so that a failing disk is an ERROR instead of
+ * a good verdict. */
+static int sync_file(struct session *s)
+{
+	if (fchmod(s->tmp_fd, 0644) == 0 && fsync(s->tmp_fd) == 0)
+		return 0;
+	snprintf(s->error, sizeof(s->error), "cannot save %.120s: %s",
+		 s->tmp_path, strerror(errno));
+	return -1;
+}
+
+/* keep_file: once the session has completed (its key sent), give the
+ * verified, synced temporary file its final name: rename it, fsync the
+ * directory.  A session that fails at any step keeps nothing.  The name
+ * is the sender's base name, or sha256-HASHPREFIX without one. */
 static int keep_file(struct session *s)
 {
 	char final[PATH_MAX], hex[2 * LAB3_SHA256_LEN + 1];
@@ -367,10 +381,6 @@ static int keep_file(struct session *s)
 	if (snprintf(final, sizeof(final), "%s/%s", s->opt->out_dir,
 		     s->saved_as) >= (int)sizeof(final)) {
 		err = ENAMETOOLONG;
-		goto out_close;
-	}
-	if (fchmod(fd, 0644) != 0 || fsync(fd) != 0) {
-		err = errno;
 		goto out_close;
 	}
 	if (close(fd) != 0) {
@@ -513,8 +523,8 @@ static enum session_state store_chunk(struct session *s)
 }
 
 /* send_verdict: step 4, VERDICT: compare the hash of every chunk stored
- * with the sender's, and if they match keep the file under its final
- * name. */
+ * with the sender's, and if they match make sure the file is on disk
+ * (it gets its final name after step 6). */
 static enum session_state send_verdict(struct session *s)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_VERDICT };
@@ -527,7 +537,7 @@ static enum session_state send_verdict(struct session *s)
 	s->verdict = memcmp(sha256, s->sha256, LAB3_SHA256_LEN) == 0 ?
 		     LAB3_VERDICT_GOOD : LAB3_VERDICT_BAD;
 	if (s->verdict == LAB3_VERDICT_GOOD && s->tmp_fd >= 0 &&
-	    keep_file(s) != 0) {
+	    sync_file(s) != 0) {
 		lab3_send_error(&s->conn, LAB3_ERR_INTERNAL,
 				"the receiver could not save the file");
 		return SESSION_FAILED;
@@ -562,6 +572,8 @@ static enum session_state send_key(struct session *s)
 	if (ret != 0)
 		return fail_conn(s, ret);
 	s->key_sent = 1;
+	if (s->tmp_fd >= 0 && keep_file(s) != 0)
+		return SESSION_FAILED;
 	return WAIT_DISCONNECT;
 }
 

@@ -41,12 +41,14 @@ expect_saved_only() {
 }
 
 # expect_summary PATTERN WHAT: the receiver's next summary line is for the
-# next session (counted in SESSION) and matches the regex PATTERN.
+# next session (counted in SESSION) and matches the regex PATTERN; the
+# line is left in SUMMARY.
 SESSION=0
 expect_summary() {
 	local line
 	SESSION=$((SESSION + 1))
 	line=$(next_line) || fail "$2: no summary line"
+	SUMMARY=$line
 	echo "$line"
 	case $line in
 	"session $SESSION from "*) ;;

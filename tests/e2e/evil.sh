@@ -1,0 +1,36 @@
+# A sender that breaks the protocol (tests/evil-sender) in every way it
+# knows, one session each.  For every case: the receiver logs one clear
+# line (its summary, saying the session failed or the verdict was bad),
+# no file appears in its output directory, no key is released, and the
+# receiver completes a normal transfer right after.
+. tests/e2e/lib.sh
+
+out="$TEST_TMP/out"
+mkdir "$out"
+start_receiver -t 3 -m 1M -o "$out" -k "$TEST_TMP/secret" ||
+	fail "no receiver"
+make_file "$TEST_TMP/good" 100000
+
+cases=0
+for mode in bad-magic bad-version bad-length out-of-order over-limit \
+	zero-then-write write-past-region write-after-done done-twice \
+	id-before-verdict id-control id-too-long silent stop-mid-write \
+	gone-after-info gone-after-region gone-after-done gone-after-verdict
+do
+	tests/evil-sender "$mode" "$RXE_ADDR" "$RX_PORT" ||
+		fail "$mode: the evil sender could not run"
+	expect_summary "(failed: |verdict bad)" "$mode"
+	case $SUMMARY in *"key sent"*) fail "$mode: a key was released" ;; esac
+	expect_saved_only "$out"
+
+	run_sender -i good "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/good"
+	expect_status 0 "$SENDER_STATUS" "a good sender after $mode ($SENDER_ERR)"
+	expect_summary "id good, 100000 bytes, verdict good, key sent" \
+		"the good sender after $mode"
+	rm "$out/good"
+	cases=$((cases + 1))
+done
+echo "$cases misbehaving senders, each followed by a good one"
+
+stop_receiver
+expect_status 0 "$RX_STATUS" "receiver after SIGTERM"
