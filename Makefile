@@ -5,6 +5,7 @@
 #   make demo       one transfer over the bed, showing the verdict and key
 #   make bench      the pair against ib_write_bw, rcopy and sha256sum
 #   make fuzz       fuzz the protocol decoder for FUZZ_SECONDS (default 60)
+#   make soak       SOAK_SESSIONS (default 300) mixed sessions, no growth
 #
 # WERROR=1 turns warnings into errors (CI does); SANITIZE=1 builds with
 # AddressSanitizer and UBSan.
@@ -29,7 +30,7 @@ ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(PKG_CFLAGS) $(CFLAGS)
 PROGRAMS = sender receiver
 TEST_PROGRAMS = tests/unit tests/fuzz_decode tests/evil-sender
 
-.PHONY: all deps test demo bench fuzz clean
+.PHONY: all deps test demo bench fuzz soak clean
 
 all: $(PROGRAMS)
 
@@ -65,6 +66,10 @@ tests/fuzz_decode: tests/fuzz_decode.c protocol.h
 
 fuzz: deps tests/fuzz_decode
 	FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz.test
+
+soak: deps
+	@$(MAKE) --no-print-directory all tests/evil-sender
+	RXE_TIMEOUT=3000 scripts/rxe-run bash tests/e2e/soak.sh
 
 deps:
 	@scripts/install-deps
