@@ -42,7 +42,7 @@ static int say(const char *what, const struct evil *e, int status)
 static int send_msg(struct evil *e, const struct lab3_msg *msg,
 		    void (*patch)(union lab3_wire_msg *), int len_delta)
 {
-	union lab3_wire_msg wire;
+	union lab3_wire_msg wire = { 0 };
 	size_t len = lab3_encode(msg, &wire);
 
 	if (patch != NULL)
@@ -105,7 +105,7 @@ static int send_done(struct evil *e, uint64_t bytes)
 static int send_id(struct evil *e, const char *id, size_t len)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_ID };
-	union lab3_wire_msg wire;
+	union lab3_wire_msg wire = { 0 };
 	size_t size = lab3_encode(&msg, &wire);
 
 	wire.id.id_len = (uint8_t)len;
