@@ -598,31 +598,43 @@ static int resolve_addr_and_route(struct lab3_conn *conn, const char *host,
 			     conn->timeout_ms);
 }
 
+/* open_cm_id: open an rdma_cm event channel (non-blocking, so that a read
+ * after poll() never blocks) into *CHANNEL and a TCP-like cm_id on it into
+ * *ID, with CONTEXT.  The caller destroys both, also after a failure. */
+static int open_cm_id(struct rdma_event_channel **channel,
+		      struct rdma_cm_id **id, void *context, char *err,
+		      size_t err_len)
+{
+	int ret;
+
+	*channel = rdma_create_event_channel();
+	if (*channel == NULL) {
+		snprintf(err, err_len, "cannot open the RDMA connection "
+			 "manager (%s); is rdma_ucm loaded?", strerror(errno));
+		return -ENODEV;
+	}
+	ret = set_nonblocking((*channel)->fd, err, err_len);
+	if (ret != 0)
+		return ret;
+	if (rdma_create_id(*channel, id, context, RDMA_PS_TCP) != 0) {
+		ret = -errno;
+		snprintf(err, err_len, "rdma_create_id: %s", strerror(errno));
+		return ret;
+	}
+	return 0;
+}
+
 /* lab3_connect: the client's setup, in rdma_cm's order; see common.h. */
 int lab3_connect(struct lab3_conn *conn, const char *host, const char *port)
 {
 	struct rdma_conn_param param = conn_params();
 	int ret;
 
-	conn->cm_channel = rdma_create_event_channel();
-	if (conn->cm_channel == NULL) {
-		snprintf(conn->err, sizeof(conn->err),
-			 "cannot open the RDMA connection manager (%s); is "
-			 "rdma_ucm loaded?", strerror(errno));
-		return -ENODEV;
-	}
 	conn->owns_cm_channel = 1;
-	ret = set_nonblocking(conn->cm_channel->fd, conn->err,
-			      sizeof(conn->err));
+	ret = open_cm_id(&conn->cm_channel, &conn->id, conn, conn->err,
+			 sizeof(conn->err));
 	if (ret != 0)
 		return ret;
-	if (rdma_create_id(conn->cm_channel, &conn->id, conn,
-			   RDMA_PS_TCP) != 0) {
-		ret = -errno;
-		snprintf(conn->err, sizeof(conn->err), "rdma_create_id: %s",
-			 strerror(errno));
-		return ret;
-	}
 	ret = resolve_addr_and_route(conn, host, port);
 	if (ret != 0)
 		return ret;
@@ -652,24 +664,10 @@ int lab3_listen(struct lab3_listener *listener, const char *addr,
 	struct rdma_addrinfo *res;
 	int ret;
 
-	listener->cm_channel = rdma_create_event_channel();
-	if (listener->cm_channel == NULL) {
-		snprintf(listener->err, sizeof(listener->err),
-			 "cannot open the RDMA connection manager (%s); is "
-			 "rdma_ucm loaded?", strerror(errno));
-		return -ENODEV;
-	}
-	ret = set_nonblocking(listener->cm_channel->fd, listener->err,
-			      sizeof(listener->err));
+	ret = open_cm_id(&listener->cm_channel, &listener->id, NULL,
+			 listener->err, sizeof(listener->err));
 	if (ret != 0)
 		return ret;
-	if (rdma_create_id(listener->cm_channel, &listener->id, NULL,
-			   RDMA_PS_TCP) != 0) {
-		ret = -errno;
-		snprintf(listener->err, sizeof(listener->err),
-			 "rdma_create_id: %s", strerror(errno));
-		return ret;
-	}
 	ret = get_addrinfo(addr, port, &hints, &res, listener->err,
 			   sizeof(listener->err));
 	if (ret != 0)
