@@ -4,7 +4,8 @@
 #   make test       every test, over a real Soft-RoCE device (scripts/rxe-run)
 #   make demo       one transfer over the bed, showing the verdict and key
 #   make bench      the pair against ib_write_bw, rcopy and sha256sum
-#   make fuzz       fuzz the protocol decoder for FUZZ_SECONDS (default 60)
+#   make fuzz       fuzz the protocol decoder and the receiver's rules for
+#                   FUZZ_SECONDS in all (default 60)
 #   make soak       SOAK_SESSIONS (default 300) mixed sessions, no growth
 #
 # WERROR=1 turns warnings into errors (CI does); SANITIZE=1 builds with
@@ -28,7 +29,8 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(PKG_CFLAGS) $(CFLAGS)
 
 PROGRAMS = sender receiver
-TEST_PROGRAMS = tests/unit tests/fuzz_decode tests/evil-sender
+FUZZERS = tests/fuzz_decode tests/fuzz_receiver
+TEST_PROGRAMS = tests/unit $(FUZZERS) tests/evil-sender $(VALGRIND_PROGRAMS)
 
 .PHONY: all deps test demo bench fuzz soak clean
 
@@ -56,15 +58,22 @@ tests/unit: tests/unit.o common.o
 tests/evil-sender: tests/evil-sender.o common.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
+# Plain builds of the pair for valgrind (tests/valgrind.test), which
+# cannot run sanitized binaries: no SANITIZE flags, whatever the rest uses.
+VALGRIND_PROGRAMS = tests/vg-sender tests/vg-receiver
+tests/vg-%: %.c common.c common.h protocol.h
+	$(CC) -std=gnu11 $(WARNINGS) $(PKG_CFLAGS) -O1 -g -o $@ $*.c common.c \
+		$(PKG_LIBS)
+
 # The fuzzer needs clang's libFuzzer; it always runs with ASan and UBSan.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
-tests/fuzz_decode: tests/fuzz_decode.c protocol.h
+tests/fuzz_%: tests/fuzz_%.c protocol.h
 	$(FUZZ_CC) -std=gnu11 -g -O1 $(WARNINGS) \
 		-fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined -o $@ $<
 
-fuzz: deps tests/fuzz_decode
+fuzz: deps $(FUZZERS)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz.test
 
 soak: deps

@@ -71,6 +71,7 @@
 #define LAB3_PROTOCOL_H
 
 #include <endian.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -529,6 +530,220 @@ static inline int lab3_decode(const void *buf, size_t byte_len,
 	memset(msg, 0, sizeof(*msg));
 	msg->type = (enum lab3_msg_type)wire.hdr.type;
 	return lab3_decode_body(&wire, msg, why, why_len);
+}
+
+/* ---- The receiver's rules, as a pure function ----
+ *
+ * Which message the receiver may take next, and what each one it takes
+ * means, follow from a handful of counters.  They live here, apart from
+ * any RDMA, so that the rules can be read in one place and tested (and
+ * fuzzed) on their own; receiver.c does the I/O around them.
+ *
+ *   lab3_rx_begin        a new session, with the receiver's settings
+ *   lab3_rx_accept       a message arrived: take it, or say why not
+ *   lab3_rx_next_region  the next chunk to offer a REGION for, if any
+ *   lab3_rx_stored       the oldest finished chunk is hashed and stored
+ *   lab3_rx_decide       every chunk is stored: the verdict is out
+ */
+
+/* Where a session stands, as far as the rules are concerned. */
+enum lab3_rx_phase {
+	LAB3_RX_FILE_INFO,	/* step 1: waiting for FILE_INFO */
+	LAB3_RX_CHUNKS,		/* steps 2-3: REGIONs out, DONEs coming in */
+	LAB3_RX_VERDICT,	/* step 4: every chunk stored, no verdict yet */
+	LAB3_RX_ID,		/* step 5: good verdict sent, waiting for ID */
+	LAB3_RX_HANG_UP,	/* the work is done: only a hang-up is left */
+	LAB3_RX_ENDED,		/* an ERROR or a refusal ended it */
+};
+
+/* lab3_rx_accept's answer when the sender sent ERROR (gave up). */
+#define LAB3_RX_GAVE_UP (-1)
+
+struct lab3_rx {
+	/* The receiver's settings. */
+	uint64_t max_bytes;		/* longest file it takes */
+	uint64_t window_size;		/* 1 to LAB3_WINDOW_BYTES_MAX */
+	uint32_t windows;		/* 1 to LAB3_WINDOWS_MAX */
+
+	/* The session so far. */
+	enum lab3_rx_phase phase;
+	uint64_t length;		/* from FILE_INFO */
+	uint64_t nchunks;		/* chunk k: offset k * window_size */
+	uint32_t nwindows;		/* windows this file uses */
+	uint64_t offered;		/* REGIONs sent */
+	uint64_t done;			/* DONEs taken: those chunks are final */
+	uint64_t stored;		/* chunks hashed and stored */
+	int verdict;			/* enum lab3_verdict, once decided */
+};
+
+/* lab3_rx_begin: a new session under the receiver's settings. */
+static inline void lab3_rx_begin(struct lab3_rx *rx, uint64_t max_bytes,
+				 uint64_t window_size, uint32_t windows)
+{
+	memset(rx, 0, sizeof(*rx));
+	rx->max_bytes = max_bytes;
+	rx->window_size = window_size;
+	rx->windows = windows;
+	rx->phase = LAB3_RX_FILE_INFO;
+}
+
+/* lab3_rx_chunk: the file offset and length of chunk K. */
+static inline void lab3_rx_chunk(const struct lab3_rx *rx, uint64_t k,
+				 uint64_t *offset, uint64_t *length)
+{
+	*offset = k * rx->window_size;
+	*length = rx->length - *offset < rx->window_size ?
+		  rx->length - *offset : rx->window_size;
+}
+
+/* lab3_rx_refuse: end the session with CODE, WHY saying what was wrong. */
+static inline int lab3_rx_refuse(struct lab3_rx *rx, int code, char *why,
+				 size_t why_len, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static inline int lab3_rx_refuse(struct lab3_rx *rx, int code, char *why,
+				 size_t why_len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, why_len, fmt, ap);
+	va_end(ap);
+	rx->phase = LAB3_RX_ENDED;
+	return code;
+}
+
+/* lab3_rx_take_file_info: step 1.  The length decides the chunks: as many
+ * as it takes windows, and one (empty) for an empty file. */
+static inline int lab3_rx_take_file_info(struct lab3_rx *rx,
+					 const struct lab3_msg *msg,
+					 char *why, size_t why_len)
+{
+	uint64_t length = msg->file_info.length;
+
+	rx->length = length;		/* for the record, even if refused */
+	if (length > rx->max_bytes)
+		return lab3_rx_refuse(rx, LAB3_ERR_TOO_LARGE, why, why_len,
+				      "file of %llu bytes is over the "
+				      "receiver's limit of %llu bytes",
+				      (unsigned long long)length,
+				      (unsigned long long)rx->max_bytes);
+	rx->nchunks = length / rx->window_size +
+		      (length % rx->window_size != 0 || length == 0);
+	rx->nwindows = rx->nchunks < rx->windows ? (uint32_t)rx->nchunks :
+		       rx->windows;
+	rx->phase = LAB3_RX_CHUNKS;
+	return 0;
+}
+
+/* lab3_rx_take_done: step 3.  DONE must name the oldest chunk offered and
+ * not yet done, with exactly its offset and length. */
+static inline int lab3_rx_take_done(struct lab3_rx *rx,
+				    const struct lab3_msg *msg,
+				    char *why, size_t why_len)
+{
+	uint64_t offset, length;
+
+	if (rx->done == rx->offered || rx->done != rx->stored)
+		return lab3_rx_refuse(rx, LAB3_ERR_PROTOCOL, why, why_len,
+				      "protocol error: DONE with no REGION "
+				      "outstanding");
+	lab3_rx_chunk(rx, rx->done, &offset, &length);
+	if (msg->done.offset != offset || msg->done.bytes != length)
+		return lab3_rx_refuse(rx, LAB3_ERR_PROTOCOL, why, why_len,
+				      "protocol error: DONE for %llu bytes at "
+				      "offset %llu, expected %llu at %llu",
+				      (unsigned long long)msg->done.bytes,
+				      (unsigned long long)msg->done.offset,
+				      (unsigned long long)length,
+				      (unsigned long long)offset);
+	rx->done++;
+	return 0;
+}
+
+/* lab3_rx_accept: MSG arrived.  Returns 0 when it is the message the
+ * session expects now (and takes it), LAB3_RX_GAVE_UP when it is the
+ * sender's ERROR, or else the LAB3_ERR_ code to refuse it with, WHY saying
+ * why.  Anything but 0 ends the session. */
+static inline int lab3_rx_accept(struct lab3_rx *rx, const struct lab3_msg *msg,
+				 char *why, size_t why_len)
+{
+	static const enum lab3_msg_type expected[LAB3_RX_ENDED + 1] = {
+		[LAB3_RX_FILE_INFO] = LAB3_MSG_FILE_INFO,
+		[LAB3_RX_CHUNKS] = LAB3_MSG_DONE,
+		[LAB3_RX_ID] = LAB3_MSG_ID,
+	};
+	enum lab3_msg_type want = expected[rx->phase];
+
+	if (msg->type == LAB3_MSG_ERROR) {
+		snprintf(why, why_len, "%s", msg->error.reason);
+		rx->phase = LAB3_RX_ENDED;
+		return LAB3_RX_GAVE_UP;
+	}
+	if (rx->phase == LAB3_RX_HANG_UP && msg->type == LAB3_MSG_ID &&
+	    rx->verdict != LAB3_VERDICT_GOOD)
+		return lab3_rx_refuse(rx, LAB3_ERR_NO_KEY, why, why_len,
+				      "no key for ID after a bad verdict");
+	if (want == 0)
+		return lab3_rx_refuse(rx, LAB3_ERR_PROTOCOL, why, why_len,
+				      "protocol error: %s %s",
+				      lab3_msg_type_name(msg->type),
+				      rx->phase == LAB3_RX_VERDICT ?
+				      "before the verdict" :
+				      "after the session's end");
+	if (msg->type != want)
+		return lab3_rx_refuse(rx, LAB3_ERR_PROTOCOL, why, why_len,
+				      "protocol error: expected %s, got %s",
+				      lab3_msg_type_name(want),
+				      lab3_msg_type_name(msg->type));
+	switch (rx->phase) {
+	case LAB3_RX_FILE_INFO:
+		return lab3_rx_take_file_info(rx, msg, why, why_len);
+	case LAB3_RX_CHUNKS:
+		return lab3_rx_take_done(rx, msg, why, why_len);
+	default:			/* LAB3_RX_ID */
+		rx->phase = LAB3_RX_HANG_UP;
+		return 0;
+	}
+}
+
+/* lab3_rx_next_region: whether a REGION may go out now, for the next
+ * chunk in file order; if so, its OFFSET and LENGTH, counted as offered.
+ * A chunk's window is free again once the chunk it held is stored, so at
+ * most nwindows chunks are offered and not yet stored. */
+static inline int lab3_rx_next_region(struct lab3_rx *rx, uint64_t *offset,
+				      uint64_t *length)
+{
+	if (rx->phase != LAB3_RX_CHUNKS || rx->offered == rx->nchunks ||
+	    rx->offered - rx->stored == rx->nwindows)
+		return 0;
+	lab3_rx_chunk(rx, rx->offered, offset, length);
+	rx->offered++;
+	return 1;
+}
+
+/* lab3_rx_stored: the chunk of the last DONE is hashed and stored, so its
+ * window is free.  Returns 1 when that was the last chunk: time for the
+ * verdict. */
+static inline int lab3_rx_stored(struct lab3_rx *rx)
+{
+	if (rx->phase != LAB3_RX_CHUNKS || rx->stored == rx->done)
+		return 0;
+	rx->stored++;
+	if (rx->stored < rx->nchunks)
+		return 0;
+	rx->phase = LAB3_RX_VERDICT;
+	return 1;
+}
+
+/* lab3_rx_decide: step 4, the verdict went out: a good one lets the ID
+ * come, a bad one leaves only the hang-up. */
+static inline void lab3_rx_decide(struct lab3_rx *rx, enum lab3_verdict verdict)
+{
+	if (rx->phase != LAB3_RX_VERDICT)
+		return;
+	rx->verdict = verdict;
+	rx->phase = verdict == LAB3_VERDICT_GOOD ? LAB3_RX_ID : LAB3_RX_HANG_UP;
 }
 
 #endif /* LAB3_PROTOCOL_H */

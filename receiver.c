@@ -119,23 +119,19 @@ struct session {
 	char peer[64];
 	struct timespec start;
 
-	uint64_t length;			/* from FILE_INFO */
-	uint8_t sha256[LAB3_SHA256_LEN];
+	/* The protocol's rules and counters (protocol.h): the length, the
+	 * chunks, how many were offered, done and stored, the verdict. */
+	struct lab3_rx rx;
+	uint8_t sha256[LAB3_SHA256_LEN];	/* from FILE_INFO */
 	char name[LAB3_NAME_MAX + 1];
 
-	/* The chunks: chunk k is at file offset k * window_size and goes
-	 * through window k % nwindows. */
+	/* Chunk k (file offset k * window size) goes through window
+	 * k % rx.nwindows. */
 	struct window windows[LAB3_WINDOWS_MAX];
-	int nwindows;
-	uint64_t window_size;
-	uint64_t nchunks;
-	uint64_t chunks_offered;		/* REGIONs sent */
-	uint64_t chunks_stored;			/* hashed and written */
 	struct lab3_sha256 hash;		/* of the chunks stored */
 	int tmp_fd;				/* -o: the file being built */
 	char tmp_path[PATH_MAX];
 
-	enum lab3_verdict verdict;
 	int has_verdict;
 	char id[LAB3_ID_MAX + 1];
 	int key_sent;
@@ -220,38 +216,35 @@ static enum session_state fail_conn(struct session *s, int ret)
 	return SESSION_FAILED;
 }
 
-/* expected_message: the one message type each receiving state accepts. */
-static enum lab3_msg_type expected_message(enum session_state state)
+/* judge: let the protocol's rules (lab3_rx_accept) judge MSG, which
+ * arrived in STATE.  Returns STATE when it is the message STATE expects,
+ * or SESSION_FAILED. */
+static enum session_state judge(struct session *s, enum session_state state,
+				const struct lab3_msg *msg)
 {
-	switch (state) {
-	case RECV_FILE_INFO:	return LAB3_MSG_FILE_INFO;
-	case RECV_DONE:		return LAB3_MSG_DONE;
-	case RECV_ID:		return LAB3_MSG_ID;
-	default:		return 0;
-	}
-}
+	char why[LAB3_ERR_LEN];
+	int ret = lab3_rx_accept(&s->rx, msg, why, sizeof(why));
 
-/* receive: wait up to WAIT_MS for the message STATE expects.  Returns the
- * state itself on success, or SESSION_FAILED. */
-static enum session_state receive(struct session *s, enum session_state state,
-				  struct lab3_msg *msg, int wait_ms)
-{
-	enum lab3_msg_type want = expected_message(state);
-	int ret = lab3_recv_msg(&s->conn, msg, wait_ms);
-
-	if (ret != 0)
-		return fail_conn(s, ret);
-	if (msg->type == LAB3_MSG_ERROR) {
+	if (ret == LAB3_RX_GAVE_UP) {
 		snprintf(s->error, sizeof(s->error), "the sender gave up: %s",
 			 msg->error.reason);
 		return SESSION_FAILED;
 	}
-	if (msg->type != want)
-		return fail(s, LAB3_ERR_PROTOCOL,
-			    "protocol error: expected %s, got %s",
-			    lab3_msg_type_name(want),
-			    lab3_msg_type_name(msg->type));
+	if (ret != 0)
+		return fail(s, (enum lab3_error_code)ret, "%s", why);
 	return state;
+}
+
+/* receive: wait up to WAIT_MS for the message STATE expects.  Returns
+ * STATE on success, or SESSION_FAILED. */
+static enum session_state receive(struct session *s, enum session_state state,
+				  struct lab3_msg *msg, int wait_ms)
+{
+	int ret = lab3_recv_msg(&s->conn, msg, wait_ms);
+
+	if (ret != 0)
+		return fail_conn(s, ret);
+	return judge(s, state, msg);
 }
 
 /* ---- Windows and the file being built ---- */
@@ -296,20 +289,22 @@ static int open_tmp_file(struct session *s)
 	return 0;
 }
 
-/* setup_windows: choose the chunking of this file, allocate its windows
- * (no more than it has chunks), start the hash and, with -o, the
+/* window_bytes: the size of each window of this session: a window, or
+ * the whole file when it is smaller. */
+static uint64_t window_bytes(const struct session *s)
+{
+	return s->rx.length < s->rx.window_size ? s->rx.length :
+	       s->rx.window_size;
+}
+
+/* setup_windows: allocate the file's windows (the rules chose how many:
+ * no more than it has chunks), start the hash and, with -o, the
  * temporary file. */
 static int setup_windows(struct session *s)
 {
-	uint64_t size;
+	uint64_t size = window_bytes(s);
 
-	s->window_size = s->opt->window_size;
-	s->nchunks = s->length == 0 ? 1 :
-		     (s->length + s->window_size - 1) / s->window_size;
-	s->nwindows = s->nchunks < (uint64_t)s->opt->windows ?
-		      (int)s->nchunks : s->opt->windows;
-	size = s->length < s->window_size ? s->length : s->window_size;
-	for (int i = 0; i < s->nwindows && size > 0; i++) {
+	for (uint32_t i = 0; i < s->rx.nwindows && size > 0; i++) {
 		void *buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -333,10 +328,9 @@ static int setup_windows(struct session *s)
  * temporary file that did not become the saved file. */
 static void free_windows(struct session *s)
 {
-	uint64_t size = s->length < s->window_size ? s->length :
-			s->window_size;
+	uint64_t size = window_bytes(s);
 
-	for (int i = 0; i < s->nwindows; i++) {
+	for (uint32_t i = 0; i < s->rx.nwindows; i++) {
 		if (s->windows[i].mr != NULL)
 			ibv_dereg_mr(s->windows[i].mr);
 		if (s->windows[i].buf != NULL)
@@ -410,30 +404,24 @@ out_unlink:
 
 /* ---- The states, in the lab's order ---- */
 
-/* recv_file_info: step 1, FILE_INFO: keep the length, hash and name,
- * refuse a file over the limit before allocating anything, and set up the
- * windows. */
+/* recv_file_info: step 1, FILE_INFO: keep the hash and name; the rules
+ * refuse a file over the limit before anything is allocated, and choose
+ * its chunks.  Then set up the windows. */
 static enum session_state recv_file_info(struct session *s)
 {
 	struct lab3_msg msg;
 
 	if (receive(s, RECV_FILE_INFO, &msg, 0) == SESSION_FAILED)
 		return SESSION_FAILED;
-	s->length = msg.file_info.length;
 	memcpy(s->sha256, msg.file_info.sha256, LAB3_SHA256_LEN);
 	snprintf(s->name, sizeof(s->name), "%s", msg.file_info.name);
-	if (s->length > s->opt->max_bytes)
-		return fail(s, LAB3_ERR_TOO_LARGE, "file of %llu bytes is over "
-			    "the receiver's limit of %llu bytes",
-			    (unsigned long long)s->length,
-			    (unsigned long long)s->opt->max_bytes);
 	return setup_windows(s) == 0 ? SEND_REGION : SESSION_FAILED;
 }
 
 /* chunk_window: the window that chunk CHUNK goes through. */
 static struct window *chunk_window(struct session *s, uint64_t chunk)
 {
-	return &s->windows[chunk % (uint64_t)s->nwindows];
+	return &s->windows[chunk % s->rx.nwindows];
 }
 
 /* send_region: step 2, REGION: register the window of the next chunk for
@@ -443,16 +431,15 @@ static struct window *chunk_window(struct session *s, uint64_t chunk)
  * one empty descriptor: there is nothing to write. */
 static enum session_state send_region(struct session *s)
 {
-	while (s->chunks_offered < s->nchunks &&
-	       s->chunks_offered < s->chunks_stored + (uint64_t)s->nwindows) {
-		uint64_t chunk = s->chunks_offered;
-		struct window *w = chunk_window(s, chunk);
+	uint64_t offset, length;
+
+	while (lab3_rx_next_region(&s->rx, &offset, &length)) {
+		struct window *w = chunk_window(s, s->rx.offered - 1);
 		struct lab3_msg msg = { .type = LAB3_MSG_REGION };
 		int ret;
 
-		w->offset = chunk * s->window_size;
-		w->length = s->length - w->offset < s->window_size ?
-			    s->length - w->offset : s->window_size;
+		w->offset = offset;
+		w->length = length;
 		if (w->length > 0) {
 			ret = lab3_reg_mr(&s->conn, w->buf, w->length,
 					  IBV_ACCESS_LOCAL_WRITE |
@@ -468,16 +455,16 @@ static enum session_state send_region(struct session *s)
 		ret = lab3_send_msg(&s->conn, &msg);
 		if (ret != 0)
 			return fail_conn(s, ret);
-		s->chunks_offered++;
 	}
 	return RECV_DONE;
 }
 
 /* recv_done: step 3: wait out the sender's RDMA WRITEs into the oldest
- * window for its DONE, which must name that window's chunk. */
+ * window for its DONE, which must name that window's chunk (the rules
+ * check it). */
 static enum session_state recv_done(struct session *s)
 {
-	struct window *w = chunk_window(s, s->chunks_stored);
+	struct window *w = chunk_window(s, s->rx.stored);
 	struct lab3_msg msg;
 	int wait_ms;
 
@@ -485,13 +472,6 @@ static enum session_state recv_done(struct session *s)
 	wait_ms = lab3_wait_for_bytes(&s->conn, w->length);
 	if (receive(s, RECV_DONE, &msg, wait_ms) == SESSION_FAILED)
 		return SESSION_FAILED;
-	if (msg.done.offset != w->offset || msg.done.bytes != w->length)
-		return fail(s, LAB3_ERR_PROTOCOL, "protocol error: DONE for "
-			    "%llu bytes at offset %llu, expected %llu at %llu",
-			    (unsigned long long)msg.done.bytes,
-			    (unsigned long long)msg.done.offset,
-			    (unsigned long long)w->length,
-			    (unsigned long long)w->offset);
 	return STORE_CHUNK;
 }
 
@@ -501,7 +481,7 @@ static enum session_state recv_done(struct session *s)
  * checked. */
 static enum session_state store_chunk(struct session *s)
 {
-	struct window *w = chunk_window(s, s->chunks_stored);
+	struct window *w = chunk_window(s, s->rx.stored);
 
 	if (w->mr != NULL) {
 		ibv_dereg_mr(w->mr);
@@ -516,10 +496,7 @@ static enum session_state store_chunk(struct session *s)
 	if (s->tmp_fd >= 0)
 		sync_file_range(s->tmp_fd, (off64_t)w->offset,
 				(off64_t)w->length, SYNC_FILE_RANGE_WRITE);
-	s->chunks_stored++;
-	if (s->chunks_stored == s->nchunks)
-		return SEND_VERDICT;
-	return SEND_REGION;
+	return lab3_rx_stored(&s->rx) ? SEND_VERDICT : SEND_REGION;
 }
 
 /* send_verdict: step 4, VERDICT: compare the hash of every chunk stored
@@ -529,24 +506,26 @@ static enum session_state send_verdict(struct session *s)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_VERDICT };
 	uint8_t sha256[LAB3_SHA256_LEN];
+	enum lab3_verdict verdict;
 	int ret;
 
 	if (lab3_sha256_end(&s->hash, sha256) != 0)
 		return fail(s, LAB3_ERR_INTERNAL, "cannot compute SHA-256");
+	verdict = memcmp(sha256, s->sha256, LAB3_SHA256_LEN) == 0 ?
+		  LAB3_VERDICT_GOOD : LAB3_VERDICT_BAD;
+	lab3_rx_decide(&s->rx, verdict);
 	s->has_verdict = 1;
-	s->verdict = memcmp(sha256, s->sha256, LAB3_SHA256_LEN) == 0 ?
-		     LAB3_VERDICT_GOOD : LAB3_VERDICT_BAD;
-	if (s->verdict == LAB3_VERDICT_GOOD && s->tmp_fd >= 0 &&
+	if (verdict == LAB3_VERDICT_GOOD && s->tmp_fd >= 0 &&
 	    sync_file(s) != 0) {
 		lab3_send_error(&s->conn, LAB3_ERR_INTERNAL,
 				"the receiver could not save the file");
 		return SESSION_FAILED;
 	}
-	msg.verdict.verdict = s->verdict;
+	msg.verdict.verdict = verdict;
 	ret = lab3_send_msg(&s->conn, &msg);
 	if (ret != 0)
 		return fail_conn(s, ret);
-	return s->verdict == LAB3_VERDICT_GOOD ? RECV_ID : WAIT_DISCONNECT;
+	return verdict == LAB3_VERDICT_GOOD ? RECV_ID : WAIT_DISCONNECT;
 }
 
 /* recv_id: step 5, ID: the student's ID, after a good verdict. */
@@ -578,8 +557,8 @@ static enum session_state send_key(struct session *s)
 }
 
 /* wait_disconnect: after step 6 (or a bad verdict at step 4): the
- * session's work is done; the sender hangs up.  A message instead is
- * refused: after a bad verdict, an ID gets no key. */
+ * session's work is done; the sender hangs up.  Any message instead is
+ * refused by the rules: after a bad verdict, an ID gets no key. */
 static enum session_state wait_disconnect(struct session *s)
 {
 	struct lab3_msg msg;
@@ -589,16 +568,7 @@ static enum session_state wait_disconnect(struct session *s)
 		return SESSION_OVER;
 	if (ret != 0)
 		return fail_conn(s, ret);
-	if (msg.type == LAB3_MSG_ERROR) {
-		snprintf(s->error, sizeof(s->error), "the sender gave up: %s",
-			 msg.error.reason);
-		return SESSION_FAILED;
-	}
-	if (msg.type == LAB3_MSG_ID && s->verdict != LAB3_VERDICT_GOOD)
-		return fail(s, LAB3_ERR_NO_KEY, "no key for ID after a bad "
-			    "verdict");
-	return fail(s, LAB3_ERR_PROTOCOL, "protocol error: %s after the "
-		    "session's end", lab3_msg_type_name(msg.type));
+	return judge(s, WAIT_DISCONNECT, &msg);	/* always refused */
 }
 
 /* run_session: the state machine of one session. */
@@ -632,7 +602,8 @@ static void run_session(struct session *s)
 static void print_summary(const struct session *s)
 {
 	const char *verdict = !s->has_verdict ? "none" :
-			      s->verdict == LAB3_VERDICT_GOOD ? "good" : "bad";
+			      s->rx.verdict == LAB3_VERDICT_GOOD ? "good" :
+			      "bad";
 	struct timespec end;
 	double seconds;
 
@@ -641,7 +612,7 @@ static void print_summary(const struct session *s)
 		  (double)(end.tv_nsec - s->start.tv_nsec) / 1e9;
 	printf("session %u from %s: id %s, %llu bytes, verdict %s",
 	       s->number, s->peer, s->id[0] ? s->id : "-",
-	       (unsigned long long)s->length, verdict);
+	       (unsigned long long)s->rx.length, verdict);
 	if (s->key_sent)
 		printf(", key sent");
 	if (s->saved_as[0])
@@ -685,8 +656,11 @@ static int serve_one(struct lab3_listener *listener,
 	lab3_addr_name(s.conn.id, 1, s.peer, sizeof(s.peer));
 	if (ret != 0)
 		snprintf(s.error, sizeof(s.error), "%s", s.conn.err);
-	else
+	else {
+		lab3_rx_begin(&s.rx, opt->max_bytes, opt->window_size,
+			      (uint32_t)opt->windows);
 		run_session(&s);
+	}
 
 	lab3_disconnect(&s.conn);
 	free_windows(&s);

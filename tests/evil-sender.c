@@ -113,9 +113,9 @@ static int send_id(struct evil *e, const char *id, size_t len)
 	return lab3_send_bytes(&e->conn, &wire, size);
 }
 
-/* honest_until_done: FILE_INFO, REGION, the WRITE and DONE of a whole
+/* honest_until_written: FILE_INFO, REGION and the WRITE of a whole
  * EVIL_BYTES file, as a good sender would. */
-static int honest_until_done(struct evil *e)
+static int honest_until_written(struct evil *e)
 {
 	int ret = send_info(e, EVIL_BYTES);
 
@@ -123,9 +123,15 @@ static int honest_until_done(struct evil *e)
 		ret = recv_type(e, LAB3_MSG_REGION, &e->region);
 	if (ret == 0)
 		ret = write_bytes(e, 0, EVIL_BYTES);
-	if (ret == 0)
-		ret = send_done(e, EVIL_BYTES);
 	return ret;
+}
+
+/* honest_until_done: the same, then DONE. */
+static int honest_until_done(struct evil *e)
+{
+	int ret = honest_until_written(e);
+
+	return ret ? ret : send_done(e, EVIL_BYTES);
 }
 
 /* ---- The misbehaviours ---- */
@@ -207,10 +213,12 @@ static int done_twice(struct evil *e)
 	return ret ? ret : send_done(e, EVIL_BYTES);
 }
 
-/* The ID before the verdict came. */
+/* The ID before the verdict came: right after the WRITE, where DONE
+ * belongs.  (An ID sent right after DONE could arrive after the verdict
+ * left the receiver, which no receiver can tell from an honest sender.) */
 static int id_before_verdict(struct evil *e)
 {
-	int ret = honest_until_done(e);
+	int ret = honest_until_written(e);
 
 	return ret ? ret : send_id(e, EVIL_ID, strlen(EVIL_ID));
 }
