@@ -6,7 +6,9 @@
 #   make bench      the pair against ib_write_bw, rcopy and sha256sum
 #   make fuzz       fuzz the protocol decoder and the receiver's rules for
 #                   FUZZ_SECONDS in all (default 60)
-#   make soak       SOAK_SESSIONS (default 300) mixed sessions, no growth
+#   make soak       SOAK_SESSIONS (default 300) mixed sessions, no growth;
+#                   then `make valgrind`
+#   make valgrind   one good session under valgrind's memcheck, each side
 #
 # WERROR=1 turns warnings into errors (CI does); SANITIZE=1 builds with
 # AddressSanitizer and UBSan.
@@ -32,7 +34,7 @@ PROGRAMS = sender receiver
 FUZZERS = tests/fuzz_decode tests/fuzz_receiver
 TEST_PROGRAMS = tests/unit $(FUZZERS) tests/evil-sender $(VALGRIND_PROGRAMS)
 
-.PHONY: all deps test demo bench fuzz soak clean
+.PHONY: all deps test demo bench fuzz soak valgrind clean
 
 all: $(PROGRAMS)
 
@@ -79,6 +81,13 @@ fuzz: deps $(FUZZERS)
 soak: deps
 	@$(MAKE) --no-print-directory all tests/evil-sender
 	RXE_TIMEOUT=3000 scripts/rxe-run bash tests/e2e/soak.sh
+	@$(MAKE) --no-print-directory valgrind
+
+# Longer than `make test` can afford (about 45 s under TCG), so it runs
+# with the soak.
+valgrind: deps
+	@$(MAKE) --no-print-directory $(VALGRIND_PROGRAMS)
+	scripts/rxe-run bash tests/e2e/valgrind.sh
 
 deps:
 	@scripts/install-deps

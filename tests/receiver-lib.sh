@@ -4,8 +4,9 @@
 # Source it in a script that runs on the bed (scripts/rxe-run), from the
 # repository root.
 #
-#   start_receiver [ARGS...]   start ./receiver -p 0 ARGS (through the
-#                              command in the array RX_RUN, if set); wait
+#   start_receiver [ARGS...]   start ./receiver -p 0 ARGS (or RX_BIN instead
+#                              of ./receiver, through the command in the
+#                              array RX_RUN, if set); wait
 #                              for its "listening on" line; set RX_PID,
 #                              RX_PORT
 #   next_line [SECONDS]        print the receiver's next stdout line
@@ -20,7 +21,7 @@ start_receiver() {
 	local line
 	rm -f "$RX_DIR/stdout"
 	mkfifo "$RX_DIR/stdout"
-	"${RX_RUN[@]}" ./receiver -p 0 "$@" >"$RX_DIR/stdout" \
+	"${RX_RUN[@]}" "${RX_BIN:-./receiver}" -p 0 "$@" >"$RX_DIR/stdout" \
 		2>"$RX_DIR/stderr" &
 	RX_PID=$!
 	exec {RX_FD}<"$RX_DIR/stdout"

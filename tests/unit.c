@@ -1,7 +1,7 @@
 /*
- * tests/unit.c - unit tests of the wire protocol (protocol.h) and of the
- * hashes, the secret key and the command-line parsers (common.c).  No RDMA
- * device is used.
+ * tests/unit.c - unit tests of the wire protocol and the receiver's rules
+ * (protocol.h) and of the hashes, the secret key and the command-line
+ * parsers (common.c).  No RDMA device is used.
  *
  * Each case prints "ok - NAME" or "not ok - NAME: detail"; the last line is
  * "N passed, N failed", and the exit status is 1 when any case failed.
@@ -1702,6 +1702,706 @@ static void test_parse(void)
 	expect_seconds("5s", -1);
 }
 
+/* ---- 9. The receiver's rules (lab3_rx_*) ---- */
+
+/*
+ * Most sessions below use windows of 4096 bytes and a limit of 1 MiB, so
+ * that a file of ten chunks is a few kilobytes.  Offsets, lengths and
+ * chunk counts are written out as numbers, never computed with
+ * lab3_rx_chunk, so that a wrong rule cannot agree with itself.
+ */
+#define RX_WINDOW 4096
+#define RX_MAX 1048576
+#define RX_LOG_MAX 16		/* REGIONs one logged session may offer */
+
+/* The ten chunks of a 37864-byte file in 4096-byte windows: nine full,
+ * the last one 1000 bytes (37864 = 9 * 4096 + 1000). */
+#define RX_TEN_LENGTH 37864
+static const uint64_t rx_ten_offset[10] = {
+	0, 4096, 8192, 12288, 16384, 20480, 24576, 28672, 32768, 36864
+};
+static const uint64_t rx_ten_length[10] = {
+	4096, 4096, 4096, 4096, 4096, 4096, 4096, 4096, 4096, 1000
+};
+
+/* rx_phase_name: PHASE as its name, for failure messages. */
+static const char *rx_phase_name(enum lab3_rx_phase phase)
+{
+	switch (phase) {
+	case LAB3_RX_FILE_INFO:	return "FILE_INFO";
+	case LAB3_RX_CHUNKS:	return "CHUNKS";
+	case LAB3_RX_VERDICT:	return "VERDICT";
+	case LAB3_RX_ID:	return "ID";
+	case LAB3_RX_HANG_UP:	return "HANG_UP";
+	case LAB3_RX_ENDED:	return "ENDED";
+	}
+	return "unknown";
+}
+
+/* rx_file_info: MSG becomes the sender's FILE_INFO for LENGTH bytes. */
+static void rx_file_info(struct lab3_msg *msg, uint64_t length)
+{
+	memset(msg, 0, sizeof(*msg));
+	msg->type = LAB3_MSG_FILE_INFO;
+	msg->file_info.length = length;
+	snprintf(msg->file_info.name, sizeof(msg->file_info.name), "%s",
+		 "notes.txt");
+}
+
+/* rx_done: MSG becomes the sender's DONE for BYTES at OFFSET. */
+static void rx_done(struct lab3_msg *msg, uint64_t offset, uint64_t bytes)
+{
+	memset(msg, 0, sizeof(*msg));
+	msg->type = LAB3_MSG_DONE;
+	msg->done.offset = offset;
+	msg->done.bytes = bytes;
+}
+
+/* rx_id: MSG becomes the sender's ID. */
+static void rx_id(struct lab3_msg *msg)
+{
+	memset(msg, 0, sizeof(*msg));
+	msg->type = LAB3_MSG_ID;
+	snprintf(msg->id.id, sizeof(msg->id.id), "%s", "s1234567");
+}
+
+/* rx_error: MSG becomes the sender's ERROR, giving up with REASON. */
+static void rx_error(struct lab3_msg *msg, const char *reason)
+{
+	memset(msg, 0, sizeof(*msg));
+	msg->type = LAB3_MSG_ERROR;
+	msg->error.code = LAB3_ERR_INTERNAL;
+	snprintf(msg->error.reason, sizeof(msg->error.reason), "%s", reason);
+}
+
+/* rx_take: lab3_rx_accept must take MSG.  Returns 0, or -1 after
+ * reporting case NAME as failed. */
+static int rx_take(const char *name, struct lab3_rx *rx,
+		   const struct lab3_msg *msg)
+{
+	char why[WHY_LEN] = "";
+	int rc = lab3_rx_accept(rx, msg, why, sizeof(why));
+
+	if (rc != 0) {
+		fail(name, "%s refused with %d in phase %s: %s",
+		     lab3_msg_type_name(msg->type), rc,
+		     rx_phase_name(rx->phase), why);
+		return -1;
+	}
+	return 0;
+}
+
+/* rx_phase_checked: RX must be in phase WANT; WHEN says after what.
+ * Returns 0, or -1 after reporting case NAME as failed. */
+static int rx_phase_checked(const char *name, const struct lab3_rx *rx,
+			    enum lab3_rx_phase want, const char *when)
+{
+	if (rx->phase == want)
+		return 0;
+	fail(name, "phase %s %s, expected %s", rx_phase_name(rx->phase),
+	     when, rx_phase_name(want));
+	return -1;
+}
+
+/* rx_begin_file: a new session under MAX_BYTES, WINDOW_SIZE and WINDOWS
+ * takes FILE_INFO for LENGTH bytes and cuts it into NCHUNKS chunks over
+ * NWINDOWS windows.  Returns 0, or -1 after reporting case NAME. */
+static int rx_begin_file(const char *name, struct lab3_rx *rx,
+			 uint64_t max_bytes, uint64_t window_size,
+			 uint32_t windows, uint64_t length, uint64_t nchunks,
+			 uint32_t nwindows)
+{
+	struct lab3_msg msg;
+
+	lab3_rx_begin(rx, max_bytes, window_size, windows);
+	if (rx_phase_checked(name, rx, LAB3_RX_FILE_INFO, "at the start") != 0)
+		return -1;
+	rx_file_info(&msg, length);
+	if (rx_take(name, rx, &msg) != 0 ||
+	    rx_phase_checked(name, rx, LAB3_RX_CHUNKS, "after FILE_INFO") != 0)
+		return -1;
+	if (rx->length != length || rx->nchunks != nchunks ||
+	    rx->nwindows != nwindows) {
+		fail(name, "length %llu in %llu chunks over %u windows, "
+		     "expected %llu in %llu over %u",
+		     (unsigned long long)rx->length,
+		     (unsigned long long)rx->nchunks, rx->nwindows,
+		     (unsigned long long)length, (unsigned long long)nchunks,
+		     nwindows);
+		return -1;
+	}
+	return 0;
+}
+
+/* rx_offer_checked: lab3_rx_next_region must offer LENGTH bytes at
+ * OFFSET.  Returns 0, or -1 after reporting case NAME as failed. */
+static int rx_offer_checked(const char *name, struct lab3_rx *rx,
+			    uint64_t offset, uint64_t length)
+{
+	uint64_t got_offset = 0x5a5a5a5a5a5a5a5aull;
+	uint64_t got_length = 0x5a5a5a5a5a5a5a5aull;
+
+	if (!lab3_rx_next_region(rx, &got_offset, &got_length)) {
+		fail(name, "no REGION offered, expected %llu bytes at %llu",
+		     (unsigned long long)length, (unsigned long long)offset);
+		return -1;
+	}
+	if (got_offset != offset || got_length != length) {
+		fail(name, "REGION of %llu bytes at %llu, expected %llu at "
+		     "%llu", (unsigned long long)got_length,
+		     (unsigned long long)got_offset,
+		     (unsigned long long)length, (unsigned long long)offset);
+		return -1;
+	}
+	return 0;
+}
+
+/* rx_no_offer_checked: lab3_rx_next_region must offer nothing now; WHEN
+ * says after what.  Returns 0, or -1 after reporting case NAME. */
+static int rx_no_offer_checked(const char *name, struct lab3_rx *rx,
+			       const char *when)
+{
+	uint64_t offset, length;
+
+	if (!lab3_rx_next_region(rx, &offset, &length))
+		return 0;
+	fail(name, "a REGION of %llu bytes at %llu offered %s",
+	     (unsigned long long)length, (unsigned long long)offset, when);
+	return -1;
+}
+
+/* rx_store_checked: the DONE for BYTES at OFFSET must be taken, and
+ * storing its chunk must ask for the verdict exactly when LAST.  Returns
+ * 0, or -1 after reporting case NAME as failed. */
+static int rx_store_checked(const char *name, struct lab3_rx *rx,
+			    uint64_t offset, uint64_t bytes, int last)
+{
+	struct lab3_msg msg;
+	int rc;
+
+	rx_done(&msg, offset, bytes);
+	if (rx_take(name, rx, &msg) != 0)
+		return -1;
+	rc = lab3_rx_stored(rx);
+	if (rc != last) {
+		fail(name, "lab3_rx_stored returned %d for the chunk at %llu, "
+		     "expected %d", rc, (unsigned long long)offset, last);
+		return -1;
+	}
+	return 0;
+}
+
+/* rx_one_chunk: an honest session for a file of LENGTH bytes that fits
+ * one window, up to its verdict: one REGION for the whole file, its
+ * DONE, then nothing more to offer.  Returns 0, or -1 after reporting
+ * case NAME as failed. */
+static int rx_one_chunk(const char *name, struct lab3_rx *rx, uint64_t length)
+{
+	if (rx_begin_file(name, rx, RX_MAX, RX_WINDOW, 4, length, 1, 1) != 0 ||
+	    rx_offer_checked(name, rx, 0, length) != 0 ||
+	    rx_no_offer_checked(name, rx, "with the only chunk out") != 0 ||
+	    rx_store_checked(name, rx, 0, length, 1) != 0 ||
+	    rx_phase_checked(name, rx, LAB3_RX_VERDICT,
+			     "after the only chunk was stored") != 0 ||
+	    rx_no_offer_checked(name, rx, "after the last chunk") != 0)
+		return -1;
+	return 0;
+}
+
+/* rx_id_taken: after RX's verdict, a good one lets one ID in, which
+ * leaves only the hang-up.  Returns 0, or -1 after reporting NAME. */
+static int rx_id_taken(const char *name, struct lab3_rx *rx)
+{
+	struct lab3_msg msg;
+
+	lab3_rx_decide(rx, LAB3_VERDICT_GOOD);
+	if (rx_phase_checked(name, rx, LAB3_RX_ID,
+			     "after a good verdict") != 0)
+		return -1;
+	rx_id(&msg);
+	if (rx_take(name, rx, &msg) != 0 ||
+	    rx_phase_checked(name, rx, LAB3_RX_HANG_UP, "after the ID") != 0)
+		return -1;
+	return 0;
+}
+
+/* rx_refused: lab3_rx_accept must refuse MSG with CODE, say why in WHY
+ * (WHY_LEN bytes), and end the session: no REGION after it.  Returns 0,
+ * or -1 after reporting case NAME as failed. */
+static int rx_refused(const char *name, struct lab3_rx *rx,
+		      const struct lab3_msg *msg, int code, char *why,
+		      size_t why_len)
+{
+	int rc;
+
+	why[0] = '\0';
+	rc = lab3_rx_accept(rx, msg, why, why_len);
+	if (rc != code) {
+		fail(name, "lab3_rx_accept returned %d (%s), expected %d", rc,
+		     why, code);
+		return -1;
+	}
+	if (why[0] == '\0') {
+		fail(name, "refused without a reason");
+		return -1;
+	}
+	if (rx_phase_checked(name, rx, LAB3_RX_ENDED, "after it") != 0 ||
+	    rx_no_offer_checked(name, rx, "after it") != 0)
+		return -1;
+	return 0;
+}
+
+/* rx_says: the reason WHY must contain WANT.  Returns 0, or -1 after
+ * reporting case NAME as failed. */
+static int rx_says(const char *name, const char *why, const char *want)
+{
+	if (strstr(why, want) != NULL)
+		return 0;
+	fail(name, "reason \"%s\" does not say \"%s\"", why, want);
+	return -1;
+}
+
+/* expect_rx_refusal: case NAME: RX refuses MSG with CODE, for a reason
+ * that contains WANT, and the session is over. */
+static void expect_rx_refusal(const char *name, struct lab3_rx *rx,
+			      const struct lab3_msg *msg, int code,
+			      const char *want)
+{
+	char why[WHY_LEN];
+
+	if (rx_refused(name, rx, msg, code, why, sizeof(why)) == 0 &&
+	    rx_says(name, why, want) == 0)
+		pass(name);
+}
+
+/* test_rx_one_window: a file that fits one window travels in one REGION
+ * and one DONE; after a good verdict one ID is taken, and only one; an
+ * empty file still gets its one (empty) REGION and DONE. */
+static void test_rx_one_window(void)
+{
+	const char *name;
+	struct lab3_rx rx;
+	struct lab3_msg msg;
+
+	name = "rx 3000-byte file in 4096-byte windows: one REGION, one "
+	       "DONE, verdict";
+	if (rx_one_chunk(name, &rx, 3000) == 0)
+		pass(name);
+
+	name = "rx good verdict, then the ID is taken: phase HANG_UP";
+	if (rx_one_chunk(name, &rx, 3000) == 0 &&
+	    rx_id_taken(name, &rx) == 0)
+		pass(name);
+
+	name = "rx refuses a second ID: protocol error after the session's "
+	       "end";
+	if (rx_one_chunk(name, &rx, 3000) == 0 &&
+	    rx_id_taken(name, &rx) == 0) {
+		rx_id(&msg);
+		expect_rx_refusal(name, &rx, &msg, LAB3_ERR_PROTOCOL,
+				  "ID after the session's end");
+	}
+
+	name = "rx empty file: one REGION of 0 bytes at 0, DONE(0, 0), "
+	       "verdict";
+	if (rx_one_chunk(name, &rx, 0) == 0)
+		pass(name);
+}
+
+/* What a session of ten chunks in three windows offered, step by step. */
+struct rx_log {
+	uint64_t nchunks;
+	uint32_t nwindows;
+	uint64_t offset[RX_LOG_MAX];	/* REGIONs, in the order offered */
+	uint64_t length[RX_LOG_MAX];
+	unsigned regions;
+	unsigned at_start;		/* REGIONs before the first DONE */
+	unsigned after[RX_LOG_MAX];	/* new REGIONs after chunk k stored */
+	uint64_t most_out;		/* offered - stored, at its highest */
+	int verdict_after;		/* chunk whose storing asked for it */
+	enum lab3_rx_phase phase;	/* at the end */
+	char err[WHY_LEN];		/* why the session broke off, if so */
+};
+
+/* rx_log_offers: offer every REGION the rules allow now into LOG; returns
+ * how many. */
+static unsigned rx_log_offers(struct lab3_rx *rx, struct rx_log *log)
+{
+	unsigned n = 0;
+	uint64_t offset, length;
+
+	while (log->regions < RX_LOG_MAX &&
+	       lab3_rx_next_region(rx, &offset, &length)) {
+		log->offset[log->regions] = offset;
+		log->length[log->regions] = length;
+		log->regions++;
+		n++;
+		if (rx->offered - rx->stored > log->most_out)
+			log->most_out = rx->offered - rx->stored;
+	}
+	return n;
+}
+
+/* rx_run_ten: play the 37864-byte file in three windows of 4096 bytes as
+ * an honest sender would, each DONE naming the oldest REGION offered,
+ * and log what the rules offered. */
+static void rx_run_ten(struct rx_log *log)
+{
+	struct lab3_rx rx;
+	struct lab3_msg msg;
+	char why[WHY_LEN] = "";
+
+	memset(log, 0, sizeof(*log));
+	log->verdict_after = -1;
+	lab3_rx_begin(&rx, RX_MAX, RX_WINDOW, 3);
+	rx_file_info(&msg, RX_TEN_LENGTH);
+	if (lab3_rx_accept(&rx, &msg, why, sizeof(why)) != 0) {
+		snprintf(log->err, sizeof(log->err), "FILE_INFO refused: %s",
+			 why);
+		return;
+	}
+	log->nchunks = rx.nchunks;
+	log->nwindows = rx.nwindows;
+	log->at_start = rx_log_offers(&rx, log);
+	for (unsigned k = 0; k < RX_LOG_MAX && rx.phase == LAB3_RX_CHUNKS;
+	     k++) {
+		if (k >= log->regions) {
+			snprintf(log->err, sizeof(log->err), "no REGION out "
+				 "for chunk %u, phase CHUNKS", k);
+			return;
+		}
+		rx_done(&msg, log->offset[k], log->length[k]);
+		if (lab3_rx_accept(&rx, &msg, why, sizeof(why)) != 0) {
+			snprintf(log->err, sizeof(log->err), "DONE of chunk "
+				 "%u refused: %s", k, why);
+			return;
+		}
+		if (lab3_rx_stored(&rx) && log->verdict_after < 0)
+			log->verdict_after = (int)k;
+		log->after[k] = rx_log_offers(&rx, log);
+	}
+	log->phase = rx.phase;
+}
+
+/* test_rx_windows: ten chunks through three windows: three REGIONs at
+ * the start, then one more for each chunk stored until all ten are out,
+ * in file order, never more than three outstanding; and a file of fewer
+ * chunks than windows uses only as many windows as it has chunks. */
+static void test_rx_windows(void)
+{
+	const char *name;
+	struct rx_log log;
+	struct lab3_rx rx;
+	unsigned k;
+
+	rx_run_ten(&log);
+
+	name = "rx 10 chunks in 3 windows: 3 REGIONs at the start";
+	if (log.err[0] != '\0')
+		fail(name, "%s", log.err);
+	else if (log.nchunks != 10 || log.nwindows != 3)
+		fail(name, "%llu chunks over %u windows, expected 10 over 3",
+		     (unsigned long long)log.nchunks, log.nwindows);
+	else if (log.at_start != 3)
+		fail(name, "%u REGIONs offered at the start", log.at_start);
+	else
+		pass(name);
+
+	name = "rx 10 chunks in 3 windows: 10 REGIONs in file order, the last "
+	       "of 1000 bytes";
+	for (k = 0; k < log.regions && k < 10; k++)
+		if (log.offset[k] != rx_ten_offset[k] ||
+		    log.length[k] != rx_ten_length[k])
+			break;
+	if (log.err[0] != '\0')
+		fail(name, "%s", log.err);
+	else if (k < log.regions && k < 10)
+		fail(name, "REGION %u is %llu bytes at %llu, expected %llu at "
+		     "%llu", k, (unsigned long long)log.length[k],
+		     (unsigned long long)log.offset[k],
+		     (unsigned long long)rx_ten_length[k],
+		     (unsigned long long)rx_ten_offset[k]);
+	else if (log.regions != 10)
+		fail(name, "%u REGIONs offered in all", log.regions);
+	else
+		pass(name);
+
+	name = "rx 10 chunks in 3 windows: one new REGION per chunk stored "
+	       "while any is left";
+	for (k = 0; k < 10; k++)
+		if (log.after[k] != (k < 7 ? 1u : 0u))
+			break;
+	if (log.err[0] != '\0')
+		fail(name, "%s", log.err);
+	else if (k < 10)
+		fail(name, "%u new REGIONs after chunk %u was stored, "
+		     "expected %u", log.after[k], k, k < 7 ? 1u : 0u);
+	else
+		pass(name);
+
+	name = "rx 10 chunks in 3 windows: never more than 3 outstanding";
+	if (log.err[0] != '\0')
+		fail(name, "%s", log.err);
+	else if (log.most_out != 3)
+		fail(name, "up to %llu REGIONs offered and not stored",
+		     (unsigned long long)log.most_out);
+	else
+		pass(name);
+
+	name = "rx 10 chunks in 3 windows: the verdict after the 10th chunk";
+	if (log.err[0] != '\0')
+		fail(name, "%s", log.err);
+	else if (log.verdict_after != 9 || log.phase != LAB3_RX_VERDICT)
+		fail(name, "lab3_rx_stored asked for it after chunk %d, phase "
+		     "%s", log.verdict_after, rx_phase_name(log.phase));
+	else
+		pass(name);
+
+	/* 5000 = 4096 + 904: two chunks, so two of the four windows. */
+	name = "rx 2-chunk file with 4 windows uses 2";
+	if (rx_begin_file(name, &rx, RX_MAX, RX_WINDOW, 4, 5000, 2, 2) == 0 &&
+	    rx_offer_checked(name, &rx, 0, 4096) == 0 &&
+	    rx_offer_checked(name, &rx, 4096, 904) == 0 &&
+	    rx_no_offer_checked(name, &rx, "with both chunks out") == 0)
+		pass(name);
+}
+
+/* rx_too_large: case NAME: a file of LENGTH bytes over the limit
+ * MAX_BYTES is refused as too large, with both numbers in the reason, and
+ * its length is kept for the record. */
+static void rx_too_large(const char *name, uint64_t max_bytes,
+			 uint64_t length, const char *length_text,
+			 const char *max_text)
+{
+	struct lab3_rx rx;
+	struct lab3_msg msg;
+	char why[WHY_LEN];
+
+	lab3_rx_begin(&rx, max_bytes, RX_WINDOW, 4);
+	rx_file_info(&msg, length);
+	if (rx_refused(name, &rx, &msg, LAB3_ERR_TOO_LARGE, why,
+		       sizeof(why)) != 0 ||
+	    rx_says(name, why, length_text) != 0 ||
+	    rx_says(name, why, max_text) != 0)
+		return;
+	if (rx.length != length)
+		fail(name, "rx.length %llu, expected %llu",
+		     (unsigned long long)rx.length,
+		     (unsigned long long)length);
+	else
+		pass(name);
+}
+
+/* rx_given_up: case NAME: the sender's ERROR in RX's phase ends the
+ * session as given up, its reason kept word for word. */
+static void rx_given_up(const char *name, struct lab3_rx *rx)
+{
+	static const char reason[] = "cannot read notes.txt: Input/output "
+				     "error";
+	struct lab3_msg msg;
+	char why[WHY_LEN] = "";
+	int rc;
+
+	rx_error(&msg, reason);
+	rc = lab3_rx_accept(rx, &msg, why, sizeof(why));
+	if (rc != LAB3_RX_GAVE_UP)
+		fail(name, "lab3_rx_accept returned %d (%s), expected %d", rc,
+		     why, LAB3_RX_GAVE_UP);
+	else if (strcmp(why, reason) != 0)
+		fail(name, "reason \"%s\", expected \"%s\"", why, reason);
+	else if (rx_phase_checked(name, rx, LAB3_RX_ENDED, "after it") == 0)
+		pass(name);
+}
+
+/* rx_to_phase: bring RX, by an honest session of a 3000-byte file, to
+ * PHASE; LAB3_RX_ENDED by a refused DONE before FILE_INFO.  Returns 0, or
+ * -1 after reporting case NAME as failed. */
+static int rx_to_phase(const char *name, struct lab3_rx *rx,
+		       enum lab3_rx_phase phase)
+{
+	struct lab3_msg msg;
+	char why[WHY_LEN];
+
+	switch (phase) {
+	case LAB3_RX_FILE_INFO:
+		lab3_rx_begin(rx, RX_MAX, RX_WINDOW, 4);
+		return 0;
+	case LAB3_RX_CHUNKS:
+		if (rx_begin_file(name, rx, RX_MAX, RX_WINDOW, 4, 3000, 1,
+				  1) != 0)
+			return -1;
+		return rx_offer_checked(name, rx, 0, 3000);
+	case LAB3_RX_VERDICT:
+		return rx_one_chunk(name, rx, 3000);
+	case LAB3_RX_ID:
+		if (rx_one_chunk(name, rx, 3000) != 0)
+			return -1;
+		lab3_rx_decide(rx, LAB3_VERDICT_GOOD);
+		return rx_phase_checked(name, rx, LAB3_RX_ID,
+					"after a good verdict");
+	case LAB3_RX_HANG_UP:
+		if (rx_one_chunk(name, rx, 3000) != 0)
+			return -1;
+		return rx_id_taken(name, rx);
+	case LAB3_RX_ENDED:
+		lab3_rx_begin(rx, RX_MAX, RX_WINDOW, 4);
+		rx_done(&msg, 0, 3000);
+		return rx_refused(name, rx, &msg, LAB3_ERR_PROTOCOL, why,
+				  sizeof(why));
+	}
+	fail(name, "no way to phase %d", (int)phase);
+	return -1;
+}
+
+/* test_rx_refusals: what the rules refuse, each ending the session with a
+ * reason and the error code the sender is sent; and an ERROR from the
+ * sender, in any phase, ends it as given up. */
+static void test_rx_refusals(void)
+{
+	static const enum lab3_rx_phase phases[] = {
+		LAB3_RX_FILE_INFO, LAB3_RX_CHUNKS, LAB3_RX_VERDICT,
+		LAB3_RX_ID, LAB3_RX_HANG_UP, LAB3_RX_ENDED,
+	};
+	char phase_name[NAME_LEN];
+	const char *name;
+	struct lab3_rx rx;
+	struct lab3_msg msg;
+
+	rx_too_large("rx refuses 1048577 bytes over a limit of 1048576: "
+		     "too large", RX_MAX, 1048577, "1048577", "1048576");
+	rx_too_large("rx refuses 2^64-1 bytes over a limit of 2^64-2: too "
+		     "large", 0xfffffffffffffffeull, 0xffffffffffffffffull,
+		     "18446744073709551615", "18446744073709551614");
+
+	/* 1048576 = 256 * 4096. */
+	name = "rx takes a file of exactly the limit, 1048576 bytes";
+	if (rx_begin_file(name, &rx, RX_MAX, RX_WINDOW, 4, 1048576, 256,
+			  4) == 0)
+		pass(name);
+
+	/* 12288 = 3 * 4096: three chunks, all offered at once. */
+	name = "rx refuses a DONE at the wrong offset";
+	if (rx_begin_file(name, &rx, RX_MAX, RX_WINDOW, 4, 12288, 3, 3) ==
+	    0 && rx_offer_checked(name, &rx, 0, 4096) == 0 &&
+	    rx_offer_checked(name, &rx, 4096, 4096) == 0) {
+		rx_done(&msg, 4096, 4096);
+		expect_rx_refusal(name, &rx, &msg, LAB3_ERR_PROTOCOL, "DONE");
+	}
+
+	name = "rx refuses a DONE with the wrong byte count";
+	if (rx_begin_file(name, &rx, RX_MAX, RX_WINDOW, 4, 12288, 3, 3) ==
+	    0 && rx_offer_checked(name, &rx, 0, 4096) == 0) {
+		rx_done(&msg, 0, 4095);
+		expect_rx_refusal(name, &rx, &msg, LAB3_ERR_PROTOCOL, "DONE");
+	}
+
+	name = "rx refuses DONE as the first message";
+	lab3_rx_begin(&rx, RX_MAX, RX_WINDOW, 4);
+	rx_done(&msg, 0, 0);
+	expect_rx_refusal(name, &rx, &msg, LAB3_ERR_PROTOCOL,
+			  "expected FILE_INFO, got DONE");
+
+	name = "rx refuses an ID while chunks are outstanding";
+	if (rx_to_phase(name, &rx, LAB3_RX_CHUNKS) == 0) {
+		rx_id(&msg);
+		expect_rx_refusal(name, &rx, &msg, LAB3_ERR_PROTOCOL,
+				  "expected DONE, got ID");
+	}
+
+	name = "rx refuses an ID after a bad verdict: no key";
+	if (rx_one_chunk(name, &rx, 3000) == 0) {
+		lab3_rx_decide(&rx, LAB3_VERDICT_BAD);
+		if (rx_phase_checked(name, &rx, LAB3_RX_HANG_UP,
+				     "after a bad verdict") == 0) {
+			rx_id(&msg);
+			expect_rx_refusal(name, &rx, &msg, LAB3_ERR_NO_KEY,
+					  "bad verdict");
+		}
+	}
+
+	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
+		snprintf(phase_name, sizeof(phase_name), "rx ERROR in phase "
+			 "%s: the sender gave up, reason kept",
+			 rx_phase_name(phases[i]));
+		if (rx_to_phase(phase_name, &rx, phases[i]) == 0)
+			rx_given_up(phase_name, &rx);
+	}
+}
+
+/* test_rx_huge: a file of nearly 2^64 bytes in the largest windows: the
+ * chunk count and the last chunk come out right, with no overflow on the
+ * way (a (length + window - 1) / window would wrap to 0). */
+static void test_rx_huge(void)
+{
+	const char *name;
+	struct lab3_rx rx;
+	uint64_t offset = 0, length = 0;
+
+	name = "rx LAB3_WINDOW_BYTES_MAX is 2^30, as the cases below assume";
+	if (LAB3_WINDOW_BYTES_MAX != 1073741824)
+		fail(name, "it is %llu",
+		     (unsigned long long)LAB3_WINDOW_BYTES_MAX);
+	else
+		pass(name);
+
+	/* 2^64 - 1 = (2^34 - 1) * 2^30 + (2^30 - 1): 2^34 - 1 full chunks
+	 * and a last one of 2^30 - 1 bytes at 2^64 - 2^30. */
+	name = "rx 2^64-1 bytes in 2^30-byte windows: 2^34 chunks, the last "
+	       "2^30-1 bytes";
+	if (rx_begin_file(name, &rx, UINT64_MAX, LAB3_WINDOW_BYTES_MAX, 8,
+			  0xffffffffffffffffull, 17179869184ull, 8) == 0) {
+		lab3_rx_chunk(&rx, 17179869183ull, &offset, &length);
+		if (offset != 0xffffffffc0000000ull || length != 1073741823)
+			fail(name, "last chunk %llu bytes at 0x%llx",
+			     (unsigned long long)length,
+			     (unsigned long long)offset);
+		else
+			pass(name);
+	}
+
+	/* 2^64 - 2^30 = (2^34 - 1) * 2^30: all chunks full, the last at
+	 * (2^34 - 2) * 2^30 = 2^64 - 2^31. */
+	name = "rx 2^64-2^30 bytes in 2^30-byte windows: 2^34-1 chunks, all "
+	       "full";
+	if (rx_begin_file(name, &rx, UINT64_MAX, LAB3_WINDOW_BYTES_MAX, 8,
+			  0xffffffffc0000000ull, 17179869183ull, 8) == 0) {
+		lab3_rx_chunk(&rx, 17179869182ull, &offset, &length);
+		if (offset != 0xffffffff80000000ull || length != 1073741824)
+			fail(name, "last chunk %llu bytes at 0x%llx",
+			     (unsigned long long)length,
+			     (unsigned long long)offset);
+		else
+			pass(name);
+	}
+
+	/* Skip the first 2^34 - 1 chunks by setting the counters as an
+	 * honest session leaves them: all offered, done and stored. */
+	name = "rx 2^64-1 bytes: the last REGION, its DONE, then the verdict";
+	if (rx_begin_file(name, &rx, UINT64_MAX, LAB3_WINDOW_BYTES_MAX, 8,
+			  0xffffffffffffffffull, 17179869184ull, 8) == 0) {
+		rx.offered = rx.done = rx.stored = 17179869183ull;
+		if (rx_offer_checked(name, &rx, 0xffffffffc0000000ull,
+				     1073741823) == 0 &&
+		    rx_no_offer_checked(name, &rx, "after the last") == 0 &&
+		    rx_store_checked(name, &rx, 0xffffffffc0000000ull,
+				     1073741823, 1) == 0 &&
+		    rx_phase_checked(name, &rx, LAB3_RX_VERDICT,
+				     "after the last chunk") == 0)
+			pass(name);
+	}
+}
+
+/* test_rx: case group 9, the receiver's rules (protocol.h) on their own,
+ * played as receiver.c plays them: offer the REGIONs the rules allow,
+ * store each chunk after its DONE, decide when all are stored. */
+static void test_rx(void)
+{
+	test_rx_one_window();
+	test_rx_windows();
+	test_rx_refusals();
+	test_rx_huge();
+}
+
 /* main: run every case group, then the summary line; exit 1 if any case
  * failed, so that tests/unit.test and CI see it. */
 int main(void)
@@ -1715,6 +2415,7 @@ int main(void)
 	test_key_for_id();
 	test_load_secret();
 	test_parse();
+	test_rx();
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed == 0 ? 0 : 1;
 }
