@@ -554,13 +554,24 @@ static int resolve_error(struct lab3_conn *conn, const char *call)
 	return ret;
 }
 
-/* get_addrinfo: rdma_getaddrinfo() with its failure put in words. */
+/* get_addrinfo: rdma_getaddrinfo() for HOST (a name, an IPv4 or an IPv6
+ * address, with or without the brackets of "[::1]"), with its failure
+ * put in words. */
 static int get_addrinfo(const char *host, const char *port,
 			const struct rdma_addrinfo *hints,
 			struct rdma_addrinfo **res, char *err, size_t err_len)
 {
-	int ret = rdma_getaddrinfo(host, port, hints, res);
+	char unbracketed[INET6_ADDRSTRLEN + 16];
+	size_t len = host != NULL ? strlen(host) : 0;
+	int ret;
 
+	if (len > 2 && len < sizeof(unbracketed) + 2 && host[0] == '[' &&
+	    host[len - 1] == ']') {
+		snprintf(unbracketed, sizeof(unbracketed), "%.*s",
+			 (int)(len - 2), host + 1);
+		host = unbracketed;
+	}
+	ret = rdma_getaddrinfo(host, port, hints, res);
 	if (ret == 0)
 		return 0;
 	snprintf(err, err_len, "cannot resolve the address: %s",
@@ -653,26 +664,32 @@ int lab3_connect(struct lab3_conn *conn, const char *host, const char *port)
 
 /* ---- Server side ---- */
 
-/* lab3_listen: the server's bind and listen; see common.h. */
-int lab3_listen(struct lab3_listener *listener, const char *addr,
-		const char *port, uint16_t *bound_port)
+/* bind_to: look ADDR:PORT up (in address FAMILY, or any) and bind the
+ * listener there.  The IPv6 wildcard is made dual-stack explicitly,
+ * whatever net.ipv6.bindv6only says, so that IPv4 senders reach it too. */
+static int bind_to(struct lab3_listener *listener, const char *addr,
+		   const char *port, int family)
 {
 	struct rdma_addrinfo hints = {
 		.ai_flags = RAI_PASSIVE,
+		.ai_family = family,
 		.ai_port_space = RDMA_PS_TCP,
 	};
 	struct rdma_addrinfo *res;
+	int afonly = 0;
 	int ret;
 
-	ret = open_cm_id(&listener->cm_channel, &listener->id, NULL,
-			 listener->err, sizeof(listener->err));
-	if (ret != 0)
-		return ret;
 	ret = get_addrinfo(addr, port, &hints, &res, listener->err,
 			   sizeof(listener->err));
 	if (ret != 0)
 		return ret;
-	ret = rdma_bind_addr(listener->id, res->ai_src_addr);
+	ret = 0;
+	if (addr == NULL && family == AF_INET6)
+		ret = rdma_set_option(listener->id, RDMA_OPTION_ID,
+				      RDMA_OPTION_ID_AFONLY, &afonly,
+				      sizeof(afonly));
+	if (ret == 0)
+		ret = rdma_bind_addr(listener->id, res->ai_src_addr);
 	rdma_freeaddrinfo(res);
 	if (ret != 0) {
 		ret = -errno;
@@ -682,6 +699,33 @@ int lab3_listen(struct lab3_listener *listener, const char *addr,
 			 "rdma_bind_addr: ", strerror(errno));
 		return ret;
 	}
+	return 0;
+}
+
+/* bind_listener: bind to ADDR, or with no ADDR to every address: IPv6
+ * and IPv4 alike, or IPv4 alone where IPv6 is off. */
+static int bind_listener(struct lab3_listener *listener, const char *addr,
+			 const char *port)
+{
+	if (addr == NULL && bind_to(listener, NULL, port, AF_INET6) == 0)
+		return 0;
+	return bind_to(listener, addr, port,
+		       addr == NULL ? AF_INET : AF_UNSPEC);
+}
+
+/* lab3_listen: the server's bind and listen; see common.h. */
+int lab3_listen(struct lab3_listener *listener, const char *addr,
+		const char *port, uint16_t *bound_port)
+{
+	int ret;
+
+	ret = open_cm_id(&listener->cm_channel, &listener->id, NULL,
+			 listener->err, sizeof(listener->err));
+	if (ret != 0)
+		return ret;
+	ret = bind_listener(listener, addr, port);
+	if (ret != 0)
+		return ret;
 	if (rdma_listen(listener->id, 4) != 0) {
 		ret = -errno;
 		snprintf(listener->err, sizeof(listener->err),

@@ -154,8 +154,17 @@ needs; run 'apt-get update' or set RXE_KERNEL_PKG"
 # bed_export_env FILE: save the caller's exported environment, so that the
 # command sees it in the VM too.  The bed's own variables are set after it.
 bed_export_env() {
-	export -p | grep -Ev '^declare -x (BASH_[A-Z_]*|SHLVL|PWD|OLDPWD|_|RXE_(ADDR|DEV|PEER_ADDR|SHARE))(=|$)' \
+	export -p | grep -Ev '^declare -x (BASH_[A-Z_]*|SHLVL|PWD|OLDPWD|_|RXE_(ADDR|ADDR6|DEV|PEER_ADDR|PEER_ADDR6|SHARE))(=|$)' \
 		>"$1"
+}
+
+# bed_addr6 ADDR: the IPv6 address that goes with the bed's IPv4 address
+# ADDR (198.18.0.N becomes fd00:198:18::N), for tests over IPv6.  It is a
+# unique local address: rdma_cm cannot use a link-local one without a
+# scope.
+bed_addr6() {
+	local addr=${1%/*}
+	echo "fd00:198:18::${addr##*.}"
 }
 
 # bed_write_cmd RUN NAME ADDR PEER CMD...: write RUN/share/NAME.cmd, the
@@ -167,9 +176,11 @@ bed_write_cmd() {
 	{
 		echo "# Written by $BED_PROG: the command and environment to run."
 		echo ". /tmp/rxe-share/env"
-		printf 'export RXE_ADDR=%q RXE_DEV=rxe0 RXE_SHARE=/tmp/rxe-share\n' \
-			"${addr%/*}"
-		[ -n "$peer" ] && printf 'export RXE_PEER_ADDR=%q\n' "$peer"
+		printf 'export RXE_ADDR=%q RXE_ADDR6=%q RXE_DEV=rxe0 RXE_SHARE=/tmp/rxe-share\n' \
+			"${addr%/*}" "$(bed_addr6 "$addr")"
+		[ -n "$peer" ] &&
+			printf 'export RXE_PEER_ADDR=%q RXE_PEER_ADDR6=%q\n' \
+				"$peer" "$(bed_addr6 "$peer")"
 		printf 'cd -- %q || exit %d\n' "$PWD" "$BED_EXIT_FAILURE"
 		printf 'exec'
 		printf ' %q' "$@"
@@ -211,7 +222,7 @@ bed_start_vm() {
 			-nodefaults -no-user-config -display none -no-reboot \
 			-machine pc -accel tcg -cpu max -smp "$BED_CPUS" -m "$BED_MEM" \
 			-kernel "$BED_KERNEL" -initrd "$BED_INITRD" \
-			-append "console=ttyS0 quiet panic=-1 rxebed.name=$name rxebed.net=$net rxebed.addr=$addr" \
+			-append "console=ttyS0 quiet panic=-1 rxebed.name=$name rxebed.net=$net rxebed.addr=$addr rxebed.addr6=$(bed_addr6 "$addr")/64" \
 			-serial "file:$run/$name.console" \
 			-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 			-virtfs "local,path=$run/share,mount_tag=bedshare,security_model=none,multidevs=remap" \
