@@ -9,6 +9,9 @@
 #   make soak       SOAK_SESSIONS (default 300) mixed sessions, no growth;
 #                   then `make valgrind`
 #   make valgrind   one good session under valgrind's memcheck, each side
+#   make install    build, then install the programs and their man pages
+#                   under $(DESTDIR)$(PREFIX) (PREFIX defaults to /usr/local)
+#   make uninstall  remove exactly what `make install` installed
 #
 # WERROR=1 turns warnings into errors (CI does); SANITIZE=1 builds with
 # AddressSanitizer and UBSan.
@@ -34,7 +37,7 @@ PROGRAMS = sender receiver
 FUZZERS = tests/fuzz_decode tests/fuzz_receiver
 TEST_PROGRAMS = tests/unit $(FUZZERS) tests/evil-sender $(VALGRIND_PROGRAMS)
 
-.PHONY: all deps test demo bench fuzz soak valgrind clean
+.PHONY: all deps test demo bench fuzz soak valgrind install uninstall clean
 
 all: $(PROGRAMS)
 
@@ -103,6 +106,22 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory all
 	scripts/bench
+
+# The installed files: $(BINDIR)/sender, $(BINDIR)/receiver,
+# $(MAN1DIR)/sender.1, $(MAN1DIR)/receiver.1 (tests/man.test checks it).
+PREFIX ?= /usr/local
+BINDIR = $(PREFIX)/bin
+MAN1DIR = $(PREFIX)/share/man/man1
+MANPAGES = man/sender.1 man/receiver.1
+
+install: $(PROGRAMS)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MAN1DIR)
+	install -m 0755 $(PROGRAMS) $(DESTDIR)$(BINDIR)/
+	install -m 0644 $(MANPAGES) $(DESTDIR)$(MAN1DIR)/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGRAMS)) \
+		$(addprefix $(DESTDIR)$(MAN1DIR)/,$(notdir $(MANPAGES)))
 
 clean:
 	rm -f $(PROGRAMS) $(TEST_PROGRAMS) *.o tests/*.o .build-flags
