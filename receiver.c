@@ -4,8 +4,9 @@
  * secret key for its ID.
  *
  *   ./receiver [-a ADDR] [-p PORT] [-o DIR] [-m MAX_BYTES] [-k SECRET_FILE]
- *              [-t SECONDS] [-v]
+ *              [-t SECONDS] [-l LEDGER] [-v]
  *   ./receiver [-k SECRET_FILE] --key-for ID
+ *   ./receiver --ledger-summary LEDGER
  *
  * It serves one session after another until SIGINT or SIGTERM.  A session
  * follows the lab's sequence (see protocol.h), one function per state:
@@ -33,6 +34,9 @@
  * A session that fails sends ERROR to the sender when it still can, and
  * its summary line says why.  Either way the receiver goes back to
  * listening.
+ *
+ * With -l, each session also leaves one record in a ledger for grading
+ * (see "The grading ledger" below; the format is in common.h).
  */
 #define _GNU_SOURCE	/* sync_file_range() */
 #include <errno.h>
@@ -97,6 +101,8 @@ struct options {
 	int windows;
 	const char *secret_path;
 	const char *key_for;
+	const char *ledger;		/* -l */
+	const char *ledger_summary;	/* --ledger-summary */
 	int timeout_s;
 	int verbose;
 };
@@ -122,6 +128,7 @@ struct session {
 	/* The protocol's rules and counters (protocol.h): the length, the
 	 * chunks, how many were offered, done and stored, the verdict. */
 	struct lab3_rx rx;
+	int has_file_info;			/* FILE_INFO arrived */
 	uint8_t sha256[LAB3_SHA256_LEN];	/* from FILE_INFO */
 	char name[LAB3_NAME_MAX + 1];
 
@@ -137,6 +144,9 @@ struct session {
 	int key_sent;
 	char saved_as[LAB3_NAME_MAX + 1];
 	char error[LAB3_ERR_LEN];		/* why the session failed */
+
+	int ledger_fd;				/* -l, or -1 */
+	int recorded;				/* its record was written */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -152,31 +162,30 @@ static void on_stop_signal(int sig)
 /* The help text, one source line per output line; usage() fills in the
  * default port, secret file and timeout. */
 static const char usage_text[] =
-"usage: receiver [-v] [-a ADDR] [-p PORT] [-o DIR] [-m MAX_BYTES]\n"
+"usage: receiver [-v] [-a ADDR] [-p PORT] [-o DIR] [-m MAX_BYTES] [-l LEDGER]\n"
 "                [-w WINDOW_SIZE] [-n WINDOWS] [-k SECRET_FILE] [-t SECONDS]\n"
 "       receiver [-k SECRET_FILE] --key-for ID\n"
+"       receiver --ledger-summary LEDGER | --version | --help\n"
 "\n"
 "Serve Lab 3 senders one after another until SIGINT or SIGTERM.\n"
 "\n"
 "  -a ADDR         listen on ADDR only (default: all addresses)\n"
 "  -p PORT         listen on PORT; 0 picks a free one (default %d)\n"
-"  -o DIR          save each verified file into DIR under its base name\n"
-"                  (or sha256-HASHPREFIX when the sender gave none)\n"
+"  -o DIR          save each verified file into DIR, under its base name\n"
 "  -m MAX_BYTES    refuse larger files; K, M, G suffixes (default 64G)\n"
-"  -w WINDOW_SIZE  bytes of each window a chunk is written into, 64K to 1G\n"
-"                  (default 16M, or less to fit `ulimit -l` when not root)\n"
-"  -n WINDOWS      windows in flight, 2 to %d (default %d); memory use is\n"
-"                  about WINDOWS * WINDOW_SIZE\n"
-"  -k SECRET_FILE  the secret keys derive from; created 0600 if missing\n"
-"                  (default ~/%s)\n"
+"  -w WINDOW_SIZE  window size, 64K to 1G (default 16M, less to fit ulimit -l)\n"
+"  -n WINDOWS      windows in flight, 2 to %d (default %d); memory: -n times -w\n"
+"  -k SECRET_FILE  the secret the keys derive from (default ~/%s)\n"
 "  -t SECONDS      end a session after SECONDS of silence (default %d)\n"
+"  -l LEDGER       append one JSON line per session to LEDGER, for grading\n"
 "  -v              trace each state and each work completion on stderr\n"
-"  --key-for ID    print the key a session with ID receives, and exit\n"
+"  --key-for ID    print the key a session with ID receives\n"
+"  --ledger-summary LEDGER  print each ID's first success and attempts\n"
+"  --version       print the release and the protocol version\n"
 "  -h, --help      show this help\n"
 "\n"
-"Exit status: 0 stopped by a signal, or key printed; 1 usage error;\n"
-"2 local error (secret file, output directory); 3 cannot listen or\n"
-"accept (no RDMA device, address in use).\n";
+"Exit status: 0 stopped by a signal, or printed; 1 usage error; 2 local\n"
+"error (secret file, -o directory, ledger); 3 cannot listen or accept.\n";
 
 /* usage: command-line help on stderr, for -h and for a bad command line;
  * the caller picks the exit status. */
@@ -402,19 +411,102 @@ out_unlink:
 	return -1;
 }
 
+/* ---- The grading ledger (-l) ---- */
+
+/* record_session: append the session's record to the ledger, KEY_SENT
+ * saying whether its key is released.  A session has one record: written
+ * just before its key goes out, or else when it ends.  Returns 0, or -1
+ * with ERR saying why. */
+static int record_session(struct session *s, int key_sent, char *err,
+			  size_t err_len)
+{
+	struct lab3_ledger_record rec = {
+		.time = time(NULL),
+		.peer = s->peer,
+		.id = s->id,
+		.has_file_info = s->has_file_info,
+		.file = s->name,
+		.bytes = s->rx.length,
+		.sha256 = s->sha256,
+		.verdict = s->has_verdict ? s->rx.verdict : -1,
+		.key_sent = key_sent,
+		.error = s->error,
+	};
+	int ret;
+
+	s->recorded = 1;
+	ret = lab3_ledger_append(s->ledger_fd, &rec);
+	if (ret != 0) {
+		snprintf(err, err_len, "cannot write ledger %.120s: %s",
+			 s->opt->ledger, strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+/* ledger_summary: --ledger-summary: for each ID in the ledger at PATH, in
+ * ID order, the time of its first success (a good verdict and the key
+ * sent) or "never", and its attempts (records with that ID); then how many
+ * records there were and how many lines could not be read (a record cut
+ * short by a crash, say), which are skipped. */
+static int ledger_summary(const char *path)
+{
+	struct lab3_ledger_summary sum;
+	FILE *in = fopen(path, "re");
+	int ret;
+
+	if (in == NULL) {
+		fprintf(stderr, "receiver: --ledger-summary %s: %s\n", path,
+			strerror(errno));
+		return LAB3_EXIT_LOCAL;
+	}
+	ret = lab3_ledger_summarize(in, &sum);
+	fclose(in);
+	if (ret != 0) {
+		lab3_ledger_summary_free(&sum);
+		fprintf(stderr, "receiver: --ledger-summary %s: %s\n", path,
+			strerror(-ret));
+		return LAB3_EXIT_LOCAL;
+	}
+	printf("ID\tFIRST SUCCESS\tATTEMPTS\n");
+	for (size_t i = 0; i < sum.nids; i++) {
+		const struct lab3_ledger_id *id = &sum.ids[i];
+
+		printf("%s\t%s\t%lu\n", id->id, id->first_success[0] ?
+		       id->first_success : "never", id->attempts);
+	}
+	printf("records: %lu, without an ID: %lu, unreadable lines "
+	       "skipped: %lu\n", sum.records, sum.without_id,
+	       sum.unreadable);
+	lab3_ledger_summary_free(&sum);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "receiver: --ledger-summary: cannot write the "
+			"summary: %s\n", strerror(errno));
+		return LAB3_EXIT_LOCAL;
+	}
+	return LAB3_EXIT_OK;
+}
+
 /* ---- The states, in the lab's order ---- */
 
-/* recv_file_info: step 1, FILE_INFO: keep the hash and name; the rules
- * refuse a file over the limit before anything is allocated, and choose
- * its chunks.  Then set up the windows. */
+/* recv_file_info: step 1, FILE_INFO: keep the hash and name (for the
+ * ledger, even if the file is refused); the rules refuse a file over the
+ * limit before anything is allocated, and choose its chunks.  Then set up
+ * the windows. */
 static enum session_state recv_file_info(struct session *s)
 {
 	struct lab3_msg msg;
+	int ret = lab3_recv_msg(&s->conn, &msg, 0);
 
-	if (receive(s, RECV_FILE_INFO, &msg, 0) == SESSION_FAILED)
+	if (ret != 0)
+		return fail_conn(s, ret);
+	if (msg.type == LAB3_MSG_FILE_INFO) {
+		s->has_file_info = 1;
+		memcpy(s->sha256, msg.file_info.sha256, LAB3_SHA256_LEN);
+		snprintf(s->name, sizeof(s->name), "%s", msg.file_info.name);
+	}
+	if (judge(s, RECV_FILE_INFO, &msg) == SESSION_FAILED)
 		return SESSION_FAILED;
-	memcpy(s->sha256, msg.file_info.sha256, LAB3_SHA256_LEN);
-	snprintf(s->name, sizeof(s->name), "%s", msg.file_info.name);
 	return setup_windows(s) == 0 ? SEND_REGION : SESSION_FAILED;
 }
 
@@ -539,7 +631,10 @@ static enum session_state recv_id(struct session *s)
 	return SEND_KEY;
 }
 
-/* send_key: step 6, KEY: HMAC-SHA256(secret, ID) for the ID just received. */
+/* send_key: step 6, KEY: HMAC-SHA256(secret, ID) for the ID just received.
+ * With -l, the ledger's record of the session is written and synced first:
+ * a crash in between may lose a key that the ledger lists, but can never
+ * release one that it does not.  No record, no key. */
 static enum session_state send_key(struct session *s)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_KEY };
@@ -547,6 +642,12 @@ static enum session_state send_key(struct session *s)
 
 	if (lab3_key_for_id(s->secret, s->id, msg.key.key) != 0)
 		return fail(s, LAB3_ERR_INTERNAL, "cannot compute the key");
+	if (s->ledger_fd >= 0 &&
+	    record_session(s, 1, s->error, sizeof(s->error)) != 0) {
+		lab3_send_error(&s->conn, LAB3_ERR_INTERNAL,
+				"the receiver could not record the session");
+		return SESSION_FAILED;
+	}
 	ret = lab3_send_msg(&s->conn, &msg);
 	if (ret != 0)
 		return fail_conn(s, ret);
@@ -628,13 +729,14 @@ static void print_summary(const struct session *s)
  * non-zero only when serving must stop. */
 static int serve_one(struct lab3_listener *listener,
 		     const struct options *opt, const uint8_t *secret,
-		     unsigned number)
+		     int ledger_fd, unsigned number)
 {
 	struct session s = {
 		.opt = opt,
 		.secret = secret,
 		.number = number,
 		.tmp_fd = -1,
+		.ledger_fd = ledger_fd,
 		.conn = {
 			.prog = "receiver",
 			.verbose = opt->verbose,
@@ -642,6 +744,7 @@ static int serve_one(struct lab3_listener *listener,
 			.wait_sigmask = listener->wait_sigmask,
 		},
 	};
+	char err[LAB3_ERR_LEN];
 	int ret;
 
 	ret = lab3_accept(listener, &s.conn);
@@ -665,6 +768,9 @@ static int serve_one(struct lab3_listener *listener,
 	lab3_disconnect(&s.conn);
 	free_windows(&s);
 	lab3_conn_destroy(&s.conn);
+	if (s.ledger_fd >= 0 && !s.recorded &&
+	    record_session(&s, s.key_sent, err, sizeof(err)) != 0)
+		fprintf(stderr, "receiver: session %u: %s\n", number, err);
 	print_summary(&s);
 	return 0;
 }
@@ -672,25 +778,30 @@ static int serve_one(struct lab3_listener *listener,
 /* ---- Command line ---- */
 
 /* parse_args: the command line into OPT, refusing serving options next
- * to --key-for (only -k goes with it). */
+ * to --key-for (only -k goes with it), and any option next to
+ * --ledger-summary.  --help and --version answer at once. */
 static int parse_args(struct options *opt, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "key-for", required_argument, NULL, 'K' },
+		{ "ledger-summary", required_argument, NULL, 'L' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt_char, serving_options = 0;
 
-	while ((opt_char = getopt_long(argc, argv, "a:hk:m:n:o:p:t:vw:",
+	while ((opt_char = getopt_long(argc, argv, "a:hk:l:m:n:o:p:t:vw:",
 				       longopts, NULL)) != -1) {
-		if (strchr("amnoptvw", opt_char) != NULL)
+		if (strchr("almnoptvw", opt_char) != NULL)
 			serving_options = 1;
 		switch (opt_char) {
 		case 'a': opt->addr = optarg; break;
 		case 'k': opt->secret_path = optarg; break;
+		case 'l': opt->ledger = optarg; break;
 		case 'o': opt->out_dir = optarg; break;
 		case 'K': opt->key_for = optarg; break;
+		case 'L': opt->ledger_summary = optarg; break;
 		case 'v': opt->verbose = 1; break;
 		case 'p':
 			if (lab3_parse_number(optarg, 0, 65535) < 0) {
@@ -740,6 +851,10 @@ static int parse_args(struct options *opt, int argc, char **argv)
 		case 'h':
 			usage();
 			exit(LAB3_EXIT_OK);
+		case 'V':
+			printf("receiver %s (Lab 3 protocol version %d)\n",
+			       LAB3_RELEASE, LAB3_VERSION);
+			exit(LAB3_EXIT_OK);
 		default:
 			usage();
 			return -1;
@@ -751,6 +866,12 @@ static int parse_args(struct options *opt, int argc, char **argv)
 	}
 	if (opt->key_for != NULL && serving_options) {
 		fprintf(stderr, "receiver: --key-for takes no option but -k\n");
+		return -1;
+	}
+	if (opt->ledger_summary != NULL && (serving_options ||
+	    opt->key_for != NULL || opt->secret_path != NULL)) {
+		fprintf(stderr, "receiver: --ledger-summary takes no other "
+			"option\n");
 		return -1;
 	}
 	return 0;
@@ -842,10 +963,13 @@ int main(int argc, char **argv)
 	char secret_path[PATH_MAX], err[LAB3_ERR_LEN], port[8], where[64];
 	uint16_t bound_port;
 	unsigned number = 0;
+	int ledger_fd = -1;
 	int status = LAB3_EXIT_OK;
 
 	if (parse_args(&opt, argc, argv) != 0)
 		return LAB3_EXIT_USAGE;
+	if (opt.ledger_summary != NULL)
+		return ledger_summary(opt.ledger_summary);
 	if (opt.secret_path == NULL) {
 		const char *home = getenv("HOME");
 
@@ -870,6 +994,13 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return LAB3_EXIT_LOCAL;
 	}
+	if (opt.ledger != NULL) {
+		ledger_fd = lab3_ledger_open(opt.ledger, err, sizeof(err));
+		if (ledger_fd < 0) {
+			fprintf(stderr, "receiver: %s\n", err);
+			return LAB3_EXIT_LOCAL;
+		}
+	}
 	if (fit_memlock(&opt, opt.window_size_given) != 0)
 		return LAB3_EXIT_LOCAL;
 	if (opt.port[0] == '\0') {
@@ -889,12 +1020,15 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	while (!stop_requested) {
-		if (serve_one(&listener, &opt, secret, ++number) != 0) {
+		if (serve_one(&listener, &opt, secret, ledger_fd,
+			      ++number) != 0) {
 			if (!stop_requested)
 				status = LAB3_EXIT_CONNECTION;
 			break;
 		}
 	}
 	lab3_listener_destroy(&listener);
+	if (ledger_fd >= 0)
+		close(ledger_fd);
 	return status;
 }

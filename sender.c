@@ -2,7 +2,8 @@
  * sender.c - Lab 3's sender: send one file into a receiver's memory with
  * RDMA WRITE, and trade a student ID for the secret key that proves it.
  *
- *   ./sender [-i ID] [-q] [-v] [-t SECONDS] <ip> <port> <file>
+ *   ./sender [-i ID] [-q] [-v] [-t SECONDS] [--json] <ip> <port> <file>
+ *   ./sender --version
  *
  * Before any connection, the file is opened, hashed and mapped, so a
  * missing or unreadable file is reported at once.  Then the lab's sequence
@@ -27,7 +28,9 @@
  * the receiver hashes and stores the previous chunk.
  *
  * Any failure ends the run with one line on stderr and the exit status
- * that names its kind (enum lab3_exit in common.h).
+ * that names its kind (enum lab3_exit in common.h).  With --json, the run
+ * ends, however it ends, with one JSON object on stdout instead of the
+ * key (print_json()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,6 +52,14 @@
 #define WRITE_PIECE_MAX (8u << 20)	/* bytes in one RDMA WRITE, at most */
 #define HASH_BLOCK (1u << 20)		/* bytes read at a time to hash */
 #define PROGRESS_AFTER 1.0		/* seconds before a progress bar */
+#define ERROR_LINE_MAX 8192		/* bytes of the one-line error, at most */
+#define NOT_MEASURED (-1.0)		/* a phase that never completed */
+
+/* Long options without a short form. */
+enum long_option {
+	OPT_JSON = 256,
+	OPT_VERSION,
+};
 
 enum sender_state {
 	CONNECT,
@@ -88,15 +99,18 @@ struct sender {
 	/* Command line. */
 	const char *host;
 	const char *port;
+	char where[300];	/* "host:port", "[IPv6]:port", for messages */
 	const char *path;
 	char id[LAB3_ID_MAX + 1];
 	int verbose;
 	int quiet;
+	int json;			/* --json: one JSON object at the end */
 	int timeout_s;
 
 	/* The file, mapped read-only: the source of the RDMA WRITEs. */
 	int fd;
 	uint64_t size;
+	int size_known;			/* size is known: a regular file */
 	void *data;
 	char name[LAB3_NAME_MAX + 1];
 	uint8_t sha256[LAB3_SHA256_LEN];
@@ -134,14 +148,29 @@ struct sender {
 	double t_progress;
 	int progress_shown;
 
+	const char *verdict;		/* "good" or "bad" once it came */
 	uint8_t key[LAB3_KEY_LEN];
+	int has_key;
 	enum lab3_exit exit_status;	/* why the run FAILED */
+	char error[ERROR_LINE_MAX];	/* and the line that said so */
+};
+
+/* The time of each phase of a run, in seconds, and the transfer's goodput,
+ * as the summary line and --json give them; NOT_MEASURED for what did
+ * not happen. */
+struct phase_times {
+	double hash;			/* opening and hashing the file */
+	double transfer;		/* first REGION to last DONE's completion */
+	double verify;			/* then until the verdict came */
+	double total;			/* the whole run, so far */
+	double goodput;			/* MB/s (10^6 bytes) over the transfer */
 };
 
 /* The help text, one source line per output line; usage() fills in the
  * longest ID and the default timeout. */
 static const char usage_text[] =
-"usage: sender [-qv] [-i ID] [-t SECONDS] <ip> <port> <file>\n"
+"usage: sender [-qv] [--json] [-i ID] [-t SECONDS] <ip> <port> <file>\n"
+"       sender --version\n"
 "\n"
 "Send <file> to the Lab 3 receiver at <ip> <port> with RDMA WRITE,\n"
 "then trade ID for the secret key, printed as 'secret key: HEX'.\n"
@@ -151,6 +180,9 @@ static const char usage_text[] =
 "              (default %d)\n"
 "  -q          no progress bar (shown on a terminal for long transfers)\n"
 "  -v          trace each state and each work completion on stderr\n"
+"  --json      at the end, print one JSON object on stdout instead of the\n"
+"              key: verdict, key, timings, error, exit_status (see README)\n"
+"  --version   print the version and exit\n"
 "  -h, --help  show this help\n"
 "\n"
 "Exit status: 0 key received; 1 usage error; 2 local error (file, memory);\n"
@@ -165,7 +197,8 @@ static void usage(void)
 }
 
 /* fail: print one line "sender: CONTEXT: MESSAGE", record the exit status
- * and return the FAILED state, so a step can end with `return fail(...)`. */
+ * and the line (for --json), and return the FAILED state, so a step can
+ * end with `return fail(...)`. */
 static enum sender_state fail(struct sender *s, enum lab3_exit status,
 			      const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -175,11 +208,10 @@ static enum sender_state fail(struct sender *s, enum lab3_exit status,
 {
 	va_list ap;
 
-	fprintf(stderr, "sender: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(s->error, sizeof(s->error), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "sender: %s\n", s->error);
 	s->exit_status = status;
 	return FAILED;
 }
@@ -201,11 +233,10 @@ static enum sender_state fail_conn(struct sender *s, int ret)
 			    s->refusal);
 	if (ret == -EPROTO) {
 		send_error(s, LAB3_ERR_PROTOCOL, s->conn.err);
-		return fail(s, LAB3_EXIT_PROTOCOL, "%s:%s: %s", s->host,
-			    s->port, s->conn.err);
+		return fail(s, LAB3_EXIT_PROTOCOL, "%s: %s", s->where,
+			    s->conn.err);
 	}
-	return fail(s, LAB3_EXIT_CONNECTION, "%s:%s: %s", s->host, s->port,
-		    s->conn.err);
+	return fail(s, LAB3_EXIT_CONNECTION, "%s: %s", s->where, s->conn.err);
 }
 
 /* ---- Before connecting: the file and the ID ---- */
@@ -286,6 +317,7 @@ static int open_file(struct sender *s)
 		return -1;
 	}
 	s->size = (uint64_t)st.st_size;
+	s->size_known = 1;
 	if (hash_file(s) != 0)
 		return -1;
 	s->t_hashed = now_s();
@@ -360,8 +392,8 @@ static void show_progress(struct sender *s, int final)
 			fprintf(stderr, "\r\033[K");
 		return;
 	}
-	if (s->quiet || !isatty(STDERR_FILENO) || elapsed < PROGRESS_AFTER ||
-	    now - s->t_progress < 0.2)
+	if (s->quiet || s->json || !isatty(STDERR_FILENO) ||
+	    elapsed < PROGRESS_AFTER || now - s->t_progress < 0.2)
 		return;
 	s->t_progress = now;
 	s->progress_shown = 1;
@@ -595,8 +627,8 @@ static int receive(struct sender *s, enum sender_state state,
 			 lab3_msg_type_name(want),
 			 lab3_msg_type_name(msg->type));
 		send_error(s, LAB3_ERR_PROTOCOL, why);
-		fail(s, LAB3_EXIT_PROTOCOL, "%s:%s: protocol error: %s",
-		     s->host, s->port, why);
+		fail(s, LAB3_EXIT_PROTOCOL, "%s: protocol error: %s",
+		     s->where, why);
 		return -1;
 	}
 	return 0;
@@ -607,8 +639,8 @@ static int receive(struct sender *s, enum sender_state state,
 static enum sender_state protocol_error(struct sender *s, const char *why)
 {
 	send_error(s, LAB3_ERR_PROTOCOL, why);
-	return fail(s, LAB3_EXIT_PROTOCOL, "%s:%s: protocol error: %s",
-		    s->host, s->port, why);
+	return fail(s, LAB3_EXIT_PROTOCOL, "%s: protocol error: %s",
+		    s->where, why);
 }
 
 /* check_file_size: fail if the file no longer has the size it was hashed
@@ -663,11 +695,11 @@ static enum sender_state connect_to_receiver(struct sender *s)
 
 	/* Out of memory or locked memory is a local error. */
 	if (ret == -ENOMEM || ret == -EPERM || ret == -EAGAIN)
-		return fail(s, LAB3_EXIT_LOCAL, "connect to %s:%s: %s",
-			    s->host, s->port, s->conn.err);
+		return fail(s, LAB3_EXIT_LOCAL, "connect to %s: %s",
+			    s->where, s->conn.err);
 	if (ret != 0)
-		return fail(s, LAB3_EXIT_CONNECTION, "connect to %s:%s: %s",
-			    s->host, s->port, s->conn.err);
+		return fail(s, LAB3_EXIT_CONNECTION, "connect to %s: %s",
+			    s->where, s->conn.err);
 	return SEND_FILE_INFO;
 }
 
@@ -801,6 +833,7 @@ static enum sender_state recv_verdict(struct sender *s)
 	if (receive(s, RECV_VERDICT, &msg, wait_ms) != 0)
 		return FAILED;
 	s->t_verdict = now_s();
+	s->verdict = msg.verdict.verdict == LAB3_VERDICT_GOOD ? "good" : "bad";
 	while (s->sq_used > 0) {
 		ret = pump(s, 0);
 		if (ret != 0)
@@ -837,6 +870,7 @@ static enum sender_state recv_key(struct sender *s)
 	if (receive(s, RECV_KEY, &msg, 0) != 0)
 		return FAILED;
 	memcpy(s->key, msg.key.key, LAB3_KEY_LEN);
+	s->has_key = 1;
 	return FINISHED;
 }
 
@@ -870,20 +904,165 @@ static enum lab3_exit run(struct sender *s)
 
 /* ---- The end ---- */
 
+/* phase_times: how long each phase of the run took, for the summary line
+ * and --json: hashing the file (from the start of the run), the transfer
+ * from the first REGION to the last DONE's completion, and the receiver's
+ * verification after it (0 if the verdict overtook the last DONE's
+ * completion); the goodput is the file's bytes over the transfer time. */
+static struct phase_times phase_times(const struct sender *s)
+{
+	struct phase_times t = {
+		.hash = NOT_MEASURED,
+		.transfer = NOT_MEASURED,
+		.verify = NOT_MEASURED,
+		.total = now_s() - s->t_start,
+		.goodput = NOT_MEASURED,
+	};
+
+	if (s->t_hashed > 0)
+		t.hash = s->t_hashed - s->t_start;
+	if (s->t_written > 0) {
+		t.transfer = s->t_written - s->t_first_region;
+		t.goodput = t.transfer > 0 ?
+			    (double)s->size / t.transfer / 1e6 : 0.0;
+	}
+	if (s->t_written > 0 && s->t_verdict > 0)
+		t.verify = s->t_verdict > s->t_written ?
+			   s->t_verdict - s->t_written : 0.0;
+	return t;
+}
+
 /* print_summary: the one line on stderr after a good run: the time of each
- * phase (hashing the file, the transfer from the first REGION to the last
- * DONE's completion, and the receiver's verification after it) and the
- * transfer's goodput. */
+ * phase and the transfer's goodput (see phase_times()). */
 static void print_summary(const struct sender *s)
 {
-	double transfer = s->t_written - s->t_first_region;
-	double verify = s->t_verdict - s->t_written;
+	struct phase_times t = phase_times(s);
 
-	fprintf(stderr, "sender: %s: %llu bytes to %s:%s, verdict good; "
+	fprintf(stderr, "sender: %s: %llu bytes to %s, verdict good; "
 		"hash %.2f s, transfer %.2f s, verify %.2f s, %.1f MB/s\n",
-		s->path, (unsigned long long)s->size, s->host, s->port,
-		s->t_hashed - s->t_start, transfer, verify > 0 ? verify : 0,
-		transfer > 0 ? (double)s->size / transfer / 1e6 : 0.0);
+		s->path, (unsigned long long)s->size, s->where,
+		t.hash, t.transfer, t.verify, t.goodput);
+}
+
+/* utf8_length: the length of the valid UTF-8 character that starts at P,
+ * 1 to 4 bytes, or 0 if none does (a stray continuation byte, a sequence
+ * cut short, an overlong form, a surrogate, or past U+10FFFF).  It stops
+ * at the first byte that does not fit, so it never reads past a NUL. */
+static int utf8_length(const unsigned char *p)
+{
+	static const uint32_t shortest[] = { 0, 0, 0x80, 0x800, 0x10000 };
+	uint32_t c;
+	int len;
+
+	if (p[0] < 0x80)
+		return 1;
+	if ((p[0] & 0xe0) == 0xc0)
+		len = 2;
+	else if ((p[0] & 0xf0) == 0xe0)
+		len = 3;
+	else if ((p[0] & 0xf8) == 0xf0)
+		len = 4;
+	else
+		return 0;
+	c = p[0] & (0x7f >> len);
+	for (int i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	if (c < shortest[len] || (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
+		return 0;
+	return len;
+}
+
+/* print_json_string: STR as a JSON string on stdout, or null for NULL.
+ * Quotes, backslashes and control characters are escaped, and a byte that
+ * is not part of valid UTF-8 (a file name may hold one) becomes U+FFFD,
+ * so the output is valid JSON whatever STR holds. */
+static void print_json_string(const char *str)
+{
+	const unsigned char *p = (const unsigned char *)str;
+
+	if (str == NULL) {
+		fputs("null", stdout);
+		return;
+	}
+	putchar('"');
+	while (*p != '\0') {
+		int len = utf8_length(p);
+
+		if (*p == '"' || *p == '\\')
+			printf("\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", stdout);
+		else if (*p == '\t')
+			fputs("\\t", stdout);
+		else if (*p < 0x20 || *p == 0x7f)
+			printf("\\u%04x", *p);
+		else if (len == 0)
+			fputs("\\ufffd", stdout);
+		else
+			fwrite(p, 1, (size_t)len, stdout);
+		p += len > 0 ? len : 1;
+	}
+	putchar('"');
+}
+
+/* print_json_number: the field `, "NAME": VALUE` with DIGITS decimals, or
+ * null for NOT_MEASURED. */
+static void print_json_number(const char *name, double value, int digits)
+{
+	if (value == NOT_MEASURED)
+		printf(", \"%s\": null", name);
+	else
+		printf(", \"%s\": %.*f", name, digits, value);
+}
+
+/* print_json: --json's one line on stdout, a JSON object that tells how
+ * the run ended, whichever way it ended once the command line had been
+ * accepted.  The fields are documented in the README ("--json"); the
+ * error is the one-line error without its "sender: ". */
+static void print_json(const struct sender *s, enum lab3_exit status)
+{
+	struct phase_times t = phase_times(s);
+	char key_hex[2 * LAB3_KEY_LEN + 1];
+	long port = -1;
+
+	fputs("{\"verdict\": ", stdout);
+	print_json_string(s->verdict);
+	fputs(", \"key\": ", stdout);
+	if (s->has_key)
+		lab3_hex(s->key, LAB3_KEY_LEN, key_hex);
+	print_json_string(s->has_key ? key_hex : NULL);
+	fputs(", \"file\": ", stdout);
+	print_json_string(s->path);
+	if (s->size_known)
+		printf(", \"bytes\": %llu", (unsigned long long)s->size);
+	else
+		fputs(", \"bytes\": null", stdout);
+	fputs(", \"receiver\": ", stdout);
+	print_json_string(s->host);
+	/* A port given as a service name stays a string. */
+	fputs(", \"port\": ", stdout);
+	if (s->port[0] >= '0' && s->port[0] <= '9')
+		port = lab3_parse_number(s->port, 0, 65535);
+	if (port >= 0)
+		printf("%ld", port);
+	else
+		print_json_string(s->port);
+	fputs(", \"id\": ", stdout);
+	print_json_string(s->id);
+	print_json_number("hash_seconds", t.hash, 3);
+	print_json_number("transfer_seconds", t.transfer, 3);
+	print_json_number("verify_seconds", t.verify, 3);
+	print_json_number("total_seconds", t.total, 3);
+	print_json_number("goodput_mb_per_s", t.goodput, 2);
+	if (status != LAB3_EXIT_OK) {
+		fputs(", \"error\": ", stdout);
+		print_json_string(s->error);
+	}
+	printf(", \"exit_status\": %d}\n", (int)status);
+	fflush(stdout);
 }
 
 /* release_pieces: deregister what a failed run left registered, before
@@ -903,6 +1082,8 @@ static int parse_args(struct sender *s, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *id = NULL;
@@ -929,8 +1110,15 @@ static int parse_args(struct sender *s, int argc, char **argv)
 		case 'v':
 			s->verbose = 1;
 			break;
+		case OPT_JSON:
+			s->json = 1;
+			break;
 		case 'h':
 			usage();
+			exit(LAB3_EXIT_OK);
+		case OPT_VERSION:
+			printf("sender %s (Lab 3 protocol version %d)\n",
+			       LAB3_RELEASE, LAB3_VERSION);
 			exit(LAB3_EXIT_OK);
 		default:
 			usage();
@@ -943,6 +1131,10 @@ static int parse_args(struct sender *s, int argc, char **argv)
 	}
 	s->host = argv[optind];
 	s->port = argv[optind + 1];
+	/* An IPv6 address goes in brackets, so its port stands apart. */
+	snprintf(s->where, sizeof(s->where),
+		 strchr(s->host, ':') && s->host[0] != '[' ? "[%.*s]:%.*s" :
+		 "%.*s:%.*s", 200, s->host, 20, s->port);
 	s->path = argv[optind + 2];
 
 	if (id == NULL)
@@ -961,7 +1153,8 @@ static int parse_args(struct sender *s, int argc, char **argv)
 }
 
 /* main: the whole run: the command line, the file, the lab's steps, the
- * key on stdout; the exit status says how it ended (enum lab3_exit). */
+ * key on stdout (or, with --json, the JSON object, however the run
+ * ended); the exit status says how it ended (enum lab3_exit). */
 int main(int argc, char **argv)
 {
 	struct sender s = {
@@ -985,7 +1178,7 @@ int main(int argc, char **argv)
 		goto out_close;
 	}
 	status = run(&s);
-	if (status == LAB3_EXIT_OK) {
+	if (status == LAB3_EXIT_OK && !s.json) {
 		lab3_hex(s.key, LAB3_KEY_LEN, key_hex);
 		printf("secret key: %s\n", key_hex);
 		fflush(stdout);
@@ -1001,5 +1194,7 @@ out_close:
 		munmap(s.data, s.size);
 	if (s.fd >= 0)
 		close(s.fd);
+	if (s.json)
+		print_json(&s, status);
 	return status;
 }

@@ -1,7 +1,7 @@
 /*
  * tests/unit.c - unit tests of the wire protocol and the receiver's rules
- * (protocol.h) and of the hashes, the secret key and the command-line
- * parsers (common.c).  No RDMA device is used.
+ * (protocol.h) and of the hashes, the secret key, the command-line
+ * parsers and the grading ledger (common.c).  No RDMA device is used.
  *
  * Each case prints "ok - NAME" or "not ok - NAME: detail"; the last line is
  * "N passed, N failed", and the exit status is 1 when any case failed.
@@ -2402,6 +2402,550 @@ static void test_rx(void)
 	test_rx_huge();
 }
 
+/* ---- 10. JSON strings and the grading ledger ---- */
+
+/* expect_json: lab3_json_string of S must be exactly WANT, and return its
+ * length. */
+static void expect_json(const char *name, const char *s, const char *want)
+{
+	char out[128];
+	size_t len;
+
+	memset(out, 'X', sizeof(out));
+	len = lab3_json_string(s, out, sizeof(out));
+	if (strcmp(out, want) != 0)
+		fail(name, "got '%s', expected '%s'", out, want);
+	else if (len != strlen(want))
+		fail(name, "returned %zu, expected %zu", len, strlen(want));
+	else
+		pass(name);
+}
+
+/* test_json_string: case group 10a.  Quotes and backslashes are escaped,
+ * every other byte outside printable ASCII is \u00XX, NULL is null; a
+ * buffer too small gets a terminated prefix and the length it needed. */
+static void test_json_string(void)
+{
+	const char *name = "json_string too small a buffer: prefix, full length";
+	char out[8];
+	size_t len;
+
+	expect_json("json_string plain text", "report.pdf", "\"report.pdf\"");
+	expect_json("json_string empty", "", "\"\"");
+	expect_json("json_string NULL is null", NULL, "null");
+	expect_json("json_string escapes quote and backslash", "a\"b\\c",
+		    "\"a\\\"b\\\\c\"");
+	expect_json("json_string escapes control characters",
+		    "\t\n\x01\x1f\x7f",
+		    "\"\\u0009\\u000a\\u0001\\u001f\\u007f\"");
+	expect_json("json_string escapes bytes over 0x7e",
+		    "caf\xc3\xa9 \xff", "\"caf\\u00c3\\u00a9 \\u00ff\"");
+	expect_json("json_string keeps the rest of printable ASCII",
+		    " !#/:{}~'", "\" !#/:{}~'\"");
+
+	memset(out, 'X', sizeof(out));
+	len = lab3_json_string("abc\"def", out, 4);
+	if (len != 10)
+		fail(name, "returned %zu, expected 10", len);
+	else if (memcmp(out, "\"ab\0X", 5) != 0)
+		fail(name, "wrote '%.4s'", out);
+	else
+		pass(name);
+	name = "json_string with no buffer still counts";
+	len = lab3_json_string("a\x01", NULL, 0);
+	if (len != 9)
+		fail(name, "returned %zu, expected 9", len);
+	else
+		pass(name);
+}
+
+/* 2026-11-22T20:31:05Z, and the SHA-256 of "abc". */
+#define LEDGER_TIME ((time_t)1795379465)
+#define LEDGER_TIME_TEXT "2026-11-22T20:31:05Z"
+
+/* A good session, as the receiver records it just before its key. */
+static const char ledger_good_line[] =
+	"{\"time\":\"" LEDGER_TIME_TEXT "\",\"peer\":\"198.18.0.2:49152\","
+	"\"id\":\"student42\",\"file\":\"report.pdf\",\"bytes\":4194304,"
+	"\"sha256\":\"" SHA256_ABC "\",\"verdict\":\"good\","
+	"\"key_sent\":true,\"error\":null}";
+
+/* ledger_good_record: the record ledger_good_line holds. */
+static struct lab3_ledger_record ledger_good_record(uint8_t *sha256)
+{
+	struct lab3_ledger_record rec = {
+		.time = LEDGER_TIME,
+		.peer = "198.18.0.2:49152",
+		.id = "student42",
+		.has_file_info = 1,
+		.file = "report.pdf",
+		.bytes = 4194304,
+		.sha256 = sha256,
+		.verdict = LAB3_VERDICT_GOOD,
+		.key_sent = 1,
+		.error = "",
+	};
+
+	from_hex(SHA256_ABC, sha256);
+	return rec;
+}
+
+/* expect_format: lab3_ledger_format of REC must be exactly WANT. */
+static void expect_format(const char *name,
+			  const struct lab3_ledger_record *rec,
+			  const char *want)
+{
+	char line[LAB3_LEDGER_LINE_MAX];
+	int len = lab3_ledger_format(rec, line, sizeof(line));
+
+	if (len < 0)
+		fail(name, "lab3_ledger_format returned %d", len);
+	else if (strcmp(line, want) != 0)
+		fail(name, "got\n    %s\n  expected\n    %s", line, want);
+	else if ((size_t)len != strlen(want))
+		fail(name, "returned %d for %zu bytes", len, strlen(want));
+	else
+		pass(name);
+}
+
+/* test_ledger_format: case group 10b, every field in its place, the
+ * empty ones null, peer-controlled text escaped. */
+static void test_ledger_format(void)
+{
+	uint8_t sha256[LAB3_SHA256_LEN];
+	struct lab3_ledger_record rec = ledger_good_record(sha256);
+	struct lab3_ledger_record early = {
+		.time = LEDGER_TIME,
+		.peer = "198.18.0.2:49153",
+		.id = "",
+		.has_file_info = 0,
+		.file = "ignored.txt",
+		.bytes = 12,
+		.sha256 = sha256,
+		.verdict = -1,
+		.error = "the sender gave up: no",
+	};
+	const char *name = "ledger_format refuses a buffer too small";
+	char line[64];
+
+	expect_format("ledger_format of a good session", &rec,
+		      ledger_good_line);
+	expect_format("ledger_format before FILE_INFO: nulls", &early,
+		      "{\"time\":\"" LEDGER_TIME_TEXT "\","
+		      "\"peer\":\"198.18.0.2:49153\",\"id\":null,"
+		      "\"file\":null,\"bytes\":null,\"sha256\":null,"
+		      "\"verdict\":null,\"key_sent\":false,"
+		      "\"error\":\"the sender gave up: no\"}");
+
+	rec.id = "a\"b\\c";
+	rec.file = NULL;
+	rec.bytes = 0;
+	rec.verdict = LAB3_VERDICT_BAD;
+	rec.key_sent = 0;
+	rec.error = "cannot save /data/\x01\xe9";
+	expect_format("ledger_format escapes ID and error, bad verdict",
+		      &rec,
+		      "{\"time\":\"" LEDGER_TIME_TEXT "\","
+		      "\"peer\":\"198.18.0.2:49152\",\"id\":\"a\\\"b\\\\c\","
+		      "\"file\":null,\"bytes\":0,"
+		      "\"sha256\":\"" SHA256_ABC "\",\"verdict\":\"bad\","
+		      "\"key_sent\":false,"
+		      "\"error\":\"cannot save /data/\\u0001\\u00e9\"}");
+
+	if (lab3_ledger_format(&rec, line, sizeof(line)) != -1)
+		fail(name, "it did not return -1");
+	else
+		pass(name);
+}
+
+/* expect_parse: lab3_ledger_parse must read LINE as a record with ID
+ * (or "" for none), TIME, VERDICT and KEY_SENT. */
+static void expect_parse(const char *name, const char *line, const char *id,
+			 const char *time_text, int verdict, int key_sent)
+{
+	struct lab3_ledger_entry e;
+
+	if (lab3_ledger_parse(line, strlen(line), &e) != 0)
+		fail(name, "refused %s", line);
+	else if (strcmp(e.id, id) != 0 || strcmp(e.time, time_text) != 0)
+		fail(name, "id '%s' time '%s', expected '%s' '%s'", e.id,
+		     e.time, id, time_text);
+	else if (e.verdict != verdict || e.key_sent != key_sent)
+		fail(name, "verdict %d key_sent %d, expected %d %d",
+		     e.verdict, e.key_sent, verdict, key_sent);
+	else
+		pass(name);
+}
+
+/* expect_unreadable: lab3_ledger_parse must refuse the LEN bytes at
+ * LINE. */
+static void expect_unreadable(const char *name, const char *line,
+			      size_t len)
+{
+	struct lab3_ledger_entry e;
+
+	if (lab3_ledger_parse(line, len, &e) == 0)
+		fail(name, "read '%.*s' as a record", (int)len, line);
+	else
+		pass(name);
+}
+
+/* ledger_patched: ledger_good_line with its first OLD replaced by NEW,
+ * into OUT of LAB3_LEDGER_LINE_MAX bytes. */
+static const char *ledger_patched(char *out, const char *old,
+				  const char *new)
+{
+	const char *at = strstr(ledger_good_line, old);
+
+	snprintf(out, LAB3_LEDGER_LINE_MAX, "%.*s%s%s",
+		 (int)(at - ledger_good_line), ledger_good_line, new,
+		 at + strlen(old));
+	return out;
+}
+
+/* test_ledger_parse: case group 10c.  What the writer writes reads back;
+ * a record cut short anywhere, another form of JSON, a field out of range
+ * or contradicting another, and garbage are refused. */
+static void test_ledger_parse(void)
+{
+	static const struct {
+		const char *what, *old, *new;
+	} patches[] = {
+		{ "a space after a colon", "\"peer\":", "\"peer\": " },
+		{ "fields in another order", "\"time\":\"" LEDGER_TIME_TEXT
+		  "\",\"peer\":\"198.18.0.2:49152\"", "\"peer\":\"198.18.0.2:"
+		  "49152\",\"time\":\"" LEDGER_TIME_TEXT "\"" },
+		{ "an extra field", ",\"error\":null}",
+		  ",\"error\":null,\"key\":\"00\"}" },
+		{ "text after the object", "null}", "null} " },
+		{ "a time without seconds", ":05Z", "Z" },
+		{ "a time that is a date", LEDGER_TIME_TEXT, "2026-11-22" },
+		{ "an empty peer", "\"198.18.0.2:49152\"", "\"\"" },
+		{ "an empty ID", "\"student42\"", "\"\"" },
+		{ "an ID of 64 characters", "\"student42\"",
+		  "\"0123456789012345678901234567890123456789"
+		  "012345678901234567890123\"" },
+		{ "an ID with an escaped tab", "student42", "student\\u0009" },
+		{ "a raw tab in a string", "student42", "student\t2" },
+		{ "an escaped NUL", "student42", "stu\\u0000dent" },
+		{ "an escape the writer never writes", "student42",
+		  "student\\n" },
+		{ "a file name with a slash", "report.pdf", "a/report.pdf" },
+		{ "a file name starting with a dot", "report.pdf", ".report" },
+		{ "bytes with a leading zero", "4194304", "04194304" },
+		{ "bytes over 2^64 - 1", "4194304", "18446744073709551616" },
+		{ "negative bytes", "4194304", "-1" },
+		{ "bytes as a string", "4194304", "\"4194304\"" },
+		{ "bytes null with a hash", "4194304", "null" },
+		{ "a hash of 63 digits", SHA256_ABC, SHA256_ABC + 1 },
+		{ "a hash with a non-hex digit", "ba7816bf", "ba7816bg" },
+		{ "a verdict neither good nor bad", "\"good\"", "\"fine\"" },
+		{ "a verdict in capitals", "\"good\"", "\"GOOD\"" },
+		{ "key_sent as a string", "true", "\"true\"" },
+		{ "a key sent after a bad verdict", "\"good\"", "\"bad\"" },
+		{ "a key sent without an ID", "\"student42\"", "null" },
+		{ "error as a number", "\"error\":null", "\"error\":0" },
+	};
+	char line[LAB3_LEDGER_LINE_MAX], name[NAME_LEN];
+	size_t len = strlen(ledger_good_line);
+	size_t cut;
+
+	expect_parse("ledger_parse reads a good session", ledger_good_line,
+		     "student42", LEDGER_TIME_TEXT, LAB3_VERDICT_GOOD, 1);
+	expect_parse("ledger_parse reads nulls",
+		     "{\"time\":\"2026-01-02T03:04:05Z\",\"peer\":\"[::1]:7\","
+		     "\"id\":null,\"file\":null,\"bytes\":null,"
+		     "\"sha256\":null,\"verdict\":null,\"key_sent\":false,"
+		     "\"error\":\"the sender gave up: \\\"x\\\\\\u00e9\"}",
+		     "", "2026-01-02T03:04:05Z", -1, 0);
+	expect_parse("ledger_parse decodes an escaped ID",
+		     ledger_patched(line, "\"student42\"", "\"a\\\"b\\\\c\""),
+		     "a\"b\\c", LEDGER_TIME_TEXT, LAB3_VERDICT_GOOD, 1);
+	expect_parse("ledger_parse reads a bad verdict, no name",
+		     ledger_patched(line, "\"report.pdf\",\"bytes\":4194304,"
+				    "\"sha256\":\"" SHA256_ABC "\","
+				    "\"verdict\":\"good\",\"key_sent\":true",
+				    "null,\"bytes\":18446744073709551615,"
+				    "\"sha256\":\"" SHA256_ABC "\","
+				    "\"verdict\":\"bad\",\"key_sent\":false"),
+		     "student42", LEDGER_TIME_TEXT, LAB3_VERDICT_BAD, 0);
+
+	/* A crash can cut the last record anywhere. */
+	for (cut = 0; cut < len; cut++) {
+		struct lab3_ledger_entry e;
+
+		if (lab3_ledger_parse(ledger_good_line, cut, &e) == 0)
+			break;
+	}
+	if (cut < len)
+		fail("ledger_parse refuses every cut-short record",
+		     "read the first %zu of %zu bytes as a record", cut, len);
+	else
+		pass("ledger_parse refuses every cut-short record");
+
+	for (size_t i = 0; i < sizeof(patches) / sizeof(patches[0]); i++) {
+		snprintf(name, sizeof(name), "ledger_parse refuses %s",
+			 patches[i].what);
+		ledger_patched(line, patches[i].old, patches[i].new);
+		expect_unreadable(name, line, strlen(line));
+	}
+	expect_unreadable("ledger_parse refuses an empty line", "", 0);
+	expect_unreadable("ledger_parse refuses garbage", "hello world", 11);
+	expect_unreadable("ledger_parse refuses {}", "{}", 2);
+	memcpy(line, ledger_good_line, len);
+	line[30] = '\0';
+	expect_unreadable("ledger_parse refuses a NUL inside", line, len);
+}
+
+/* expect_summary_id: the summary's entry I must be ID, its first success
+ * FIRST ("" for never) and ATTEMPTS. */
+static int expect_summary_id(const char *name,
+			     const struct lab3_ledger_summary *sum, size_t i,
+			     const char *id, const char *first,
+			     unsigned long attempts)
+{
+	const struct lab3_ledger_id *got = &sum->ids[i];
+
+	if (i >= sum->nids) {
+		fail(name, "only %zu IDs", sum->nids);
+		return -1;
+	}
+	if (strcmp(got->id, id) != 0 ||
+	    strcmp(got->first_success, first) != 0 ||
+	    got->attempts != attempts) {
+		fail(name, "ID %zu is '%s' '%s' %lu, expected '%s' '%s' %lu",
+		     i, got->id, got->first_success, got->attempts, id, first,
+		     attempts);
+		return -1;
+	}
+	return 0;
+}
+
+/* summarize_text: lab3_ledger_summarize over the LEN bytes at TEXT, as a
+ * file.  Returns 0, or -1 with case NAME failed. */
+static int summarize_text(const char *name, const char *text, size_t len,
+			  struct lab3_ledger_summary *sum)
+{
+	FILE *in = fmemopen((void *)text, len, "r");
+	int rc;
+
+	if (in == NULL) {
+		fail(name, "fmemopen: %s", strerror(errno));
+		return -1;
+	}
+	rc = lab3_ledger_summarize(in, sum);
+	fclose(in);
+	if (rc != 0) {
+		fail(name, "lab3_ledger_summarize returned %d", rc);
+		lab3_ledger_summary_free(sum);
+		return -1;
+	}
+	return 0;
+}
+
+/* expect_counts: the summary's totals must be RECORDS, WITHOUT_ID and
+ * UNREADABLE. */
+static int expect_counts(const char *name,
+			 const struct lab3_ledger_summary *sum,
+			 unsigned long records, unsigned long without_id,
+			 unsigned long unreadable)
+{
+	if (sum->records != records || sum->without_id != without_id ||
+	    sum->unreadable != unreadable) {
+		fail(name, "%lu records, %lu without ID, %lu unreadable; "
+		     "expected %lu, %lu, %lu", sum->records, sum->without_id,
+		     sum->unreadable, records, without_id, unreadable);
+		return -1;
+	}
+	return 0;
+}
+
+/* A record of ID (JSON, or null) at second SS of 20:31, with VERDICT
+ * (JSON) and KEY (true or false). */
+#define REC(id, ss, verdict, key) \
+	"{\"time\":\"2026-11-22T20:31:" ss "Z\",\"peer\":\"198.18.0.2:1\"," \
+	"\"id\":" id ",\"file\":\"f\",\"bytes\":1,\"sha256\":\"" \
+	SHA256_ABC "\",\"verdict\":" verdict ",\"key_sent\":" key \
+	",\"error\":null}"
+
+/* test_ledger_summary: case group 10d, a class's ledger: retries, IDs
+ * that never succeed, sessions without an ID, garbage, a record cut short
+ * in the middle (as after a crash: the receiver's next record starts on a
+ * new line) and at the end, a line longer than any record. */
+static void test_ledger_summary(void)
+{
+	static const char ledger[] =
+		REC("\"carol\"", "01", "null", "false") "\n"
+		REC("\"bob\"", "02", "\"good\"", "false") "\n"
+		REC("null", "03", "\"bad\"", "false") "\n"
+		"not a record\n"
+		REC("\"bob\"", "04", "\"good\"", "true") "\n"
+		"{\"time\":\"2026-11-22T20:31:05Z\",\"peer\":\"198.1\n"
+		REC("\"alice\"", "06", "\"good\"", "true") "\n"
+		"\n"
+		REC("\"bob\"", "07", "\"good\"", "true") "\n"
+		REC("\"alice\"", "00", "\"good\"", "true") "\n"
+		REC("\"a\\\"b\"", "09", "\"good\"", "true") "\n"
+		REC("null", "10", "null", "false") "\n"
+		"{\"time\":\"2026-11-22T20:31:11Z\",\"peer\":\"198.18.0.2:1\","
+		"\"id\":\"dave\",\"file\":\"f\",\"bytes\":1,\"sha";
+	const char *name = "ledger_summary of a class's ledger";
+	struct lab3_ledger_summary sum;
+	char *big;
+	size_t big_len = 2 * LAB3_LEDGER_LINE_MAX;
+
+	if (summarize_text(name, ledger, sizeof(ledger) - 1, &sum) != 0)
+		return;
+	if (expect_counts(name, &sum, 9, 2, 4) == 0 && sum.nids != 4)
+		fail(name, "%zu IDs, expected 4", sum.nids);
+	else if (sum.nids == 4 &&
+		 expect_summary_id(name, &sum, 0, "a\"b",
+				   "2026-11-22T20:31:09Z", 1) == 0 &&
+		 expect_summary_id(name, &sum, 1, "alice",
+				   "2026-11-22T20:31:00Z", 2) == 0 &&
+		 expect_summary_id(name, &sum, 2, "bob",
+				   "2026-11-22T20:31:04Z", 3) == 0 &&
+		 expect_summary_id(name, &sum, 3, "carol", "", 1) == 0)
+		pass(name);
+	lab3_ledger_summary_free(&sum);
+
+	name = "ledger_summary of an empty ledger";
+	if (summarize_text(name, "", 0, &sum) == 0) {
+		if (expect_counts(name, &sum, 0, 0, 0) == 0 && sum.nids == 0)
+			pass(name);
+		lab3_ledger_summary_free(&sum);
+	}
+
+	name = "ledger_summary skips a line longer than any record";
+	big = malloc(big_len + sizeof(ledger_good_line) + 1);
+	if (big == NULL) {
+		fail(name, "out of memory");
+		return;
+	}
+	memset(big, '{', big_len);
+	big[big_len] = '\n';
+	memcpy(big + big_len + 1, ledger_good_line, sizeof(ledger_good_line));
+	if (summarize_text(name, big, big_len + sizeof(ledger_good_line),
+			   &sum) == 0) {
+		if (expect_counts(name, &sum, 1, 0, 1) == 0 &&
+		    expect_summary_id(name, &sum, 0, "student42",
+				      LEDGER_TIME_TEXT, 1) == 0)
+			pass(name);
+		lab3_ledger_summary_free(&sum);
+	}
+	free(big);
+}
+
+/* read_text: the first LEN - 1 bytes at most of the file PATH, as a
+ * string in OUT; -1 if it cannot be read. */
+static int read_text(const char *path, char *out, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, out, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	out[n] = '\0';
+	return 0;
+}
+
+/* test_ledger_file: case group 10e, the ledger file itself: created 0600,
+ * each record appended on a line of its own, and after a record cut short
+ * (no newline at the end), the next one on a new line.  A path that
+ * cannot be a ledger is refused with a message. */
+static void test_ledger_file(void)
+{
+	char dir[] = "/tmp/lab3-unit.XXXXXX", path[PATH_LEN];
+	char want[3 * LAB3_LEDGER_LINE_MAX], got[3 * LAB3_LEDGER_LINE_MAX];
+	char err[LAB3_ERR_LEN] = "";
+	uint8_t sha256[LAB3_SHA256_LEN];
+	struct lab3_ledger_record rec = ledger_good_record(sha256);
+	const char *name = "ledger_open creates the ledger with mode 0600";
+	struct stat st;
+	int fd;
+
+	if (mkdtemp(dir) == NULL) {
+		fail(name, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/ledger", dir);
+	fd = lab3_ledger_open(path, err, sizeof(err));
+	if (fd < 0) {
+		fail(name, "lab3_ledger_open returned %d: %s", fd, err);
+		rmdir(dir);
+		return;
+	}
+	if (fstat(fd, &st) != 0 || (st.st_mode & 0777) != 0600 ||
+	    st.st_size != 0)
+		fail(name, "mode %04o, %lld bytes",
+		     (unsigned)(st.st_mode & 0777), (long long)st.st_size);
+	else
+		pass(name);
+
+	name = "ledger_append writes one line per record";
+	snprintf(want, sizeof(want), "%s\n%s\n", ledger_good_line,
+		 ledger_good_line);
+	if (lab3_ledger_append(fd, &rec) != 0 ||
+	    lab3_ledger_append(fd, &rec) != 0)
+		fail(name, "lab3_ledger_append failed");
+	else if (read_text(path, got, sizeof(got)) != 0 ||
+		 strcmp(got, want) != 0)
+		fail(name, "the ledger holds '%s'", got);
+	else
+		pass(name);
+	close(fd);
+
+	name = "ledger_append after a cut-short record starts a new line";
+	if (write_file(path, "{\"time\":\"2026", 13) != 0 ||
+	    (fd = lab3_ledger_open(path, err, sizeof(err))) < 0) {
+		fail(name, "cannot make a cut-short ledger: %s", err);
+	} else {
+		snprintf(want, sizeof(want), "{\"time\":\"2026\n%s\n",
+			 ledger_good_line);
+		if (lab3_ledger_append(fd, &rec) != 0)
+			fail(name, "lab3_ledger_append failed");
+		else if (read_text(path, got, sizeof(got)) != 0 ||
+			 strcmp(got, want) != 0)
+			fail(name, "the ledger holds '%s'", got);
+		else
+			pass(name);
+		close(fd);
+	}
+	unlink(path);
+
+	name = "ledger_open refuses a directory";
+	fd = lab3_ledger_open(dir, err, sizeof(err));
+	if (fd >= 0 || strstr(err, dir) == NULL)
+		fail(name, "returned %d, message '%s'", fd, err);
+	else
+		pass(name);
+	name = "ledger_open refuses a path in a missing directory";
+	snprintf(path, sizeof(path), "%s/missing/ledger", dir);
+	fd = lab3_ledger_open(path, err, sizeof(err));
+	if (fd != -ENOENT || strstr(err, "No such file") == NULL)
+		fail(name, "returned %d, message '%s'", fd, err);
+	else
+		pass(name);
+	if (rmdir(dir) != 0)
+		fail("ledger tests leave nothing behind", "rmdir %s: %s", dir,
+		     strerror(errno));
+}
+
+/* test_ledger: case group 10, the receiver's -l and --ledger-summary
+ * without the receiver. */
+static void test_ledger(void)
+{
+	test_json_string();
+	test_ledger_format();
+	test_ledger_parse();
+	test_ledger_summary();
+	test_ledger_file();
+}
+
 /* main: run every case group, then the summary line; exit 1 if any case
  * failed, so that tests/unit.test and CI see it. */
 int main(void)
@@ -2416,6 +2960,7 @@ int main(void)
 	test_load_secret();
 	test_parse();
 	test_rx();
+	test_ledger();
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed == 0 ? 0 : 1;
 }

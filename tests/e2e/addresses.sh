@@ -23,6 +23,10 @@ good_transfer v4 "$RXE_ADDR" "IPv4 to a receiver on every address"
 case $SUMMARY in *" from $RXE_ADDR:"*) ;; *) fail "IPv4 peer not named" ;; esac
 good_transfer v6 "$RXE_ADDR6" "IPv6 to a receiver on every address"
 case $SUMMARY in *" from [$RXE_ADDR6]:"*) ;; *) fail "IPv6 peer not named" ;; esac
+case $SENDER_ERR in
+*" to [$RXE_ADDR6]:$RX_PORT, verdict good"*) ;;
+*) fail "the sender did not name [$RXE_ADDR6]:$RX_PORT: $SENDER_ERR" ;;
+esac
 good_transfer brackets "[$RXE_ADDR6]" "an IPv6 address in brackets"
 stop_receiver
 expect_status 0 "$RX_STATUS" "receiver on every address, after SIGTERM"

@@ -1,11 +1,13 @@
 # What can go wrong, each checked for its exit status, its one clear line,
-# no key, and nothing saved; the receiver keeps serving throughout.
+# no key, and nothing saved; the receiver keeps serving throughout.  At
+# the end, the receiver's own usage errors, and a ledger that cannot grow.
 . tests/e2e/lib.sh
 
 out="$TEST_TMP/out"
 mkdir "$out"
 chmod 755 "$TEST_TMP"	# some senders below run as nobody
-start_receiver -o "$out" -k "$TEST_TMP/secret" -m 1M || fail "no receiver"
+start_receiver -o "$out" -k "$TEST_TMP/secret" -m 1M -l "$TEST_TMP/ledger" ||
+	fail "no receiver"
 make_file "$TEST_TMP/small" 1000
 make_file "$TEST_TMP/big" 1048577
 
@@ -22,10 +24,47 @@ expect_sender_fails 4 "refused: file of 1048577 bytes is over the receiver's lim
 	"sender of an oversize file"
 expect_summary "verdict none, .*failed: file of 1048577 bytes is over" "oversize"
 expect_saved_only "$out"
+# Its ledger record: what FILE_INFO announced, no verdict, no key, and why.
+record=$(tail -n 1 "$TEST_TMP/ledger")
+want=',"id":null,"file":"big","bytes":1048577,"sha256":"'
+want+=$(sha256sum <"$TEST_TMP/big" | cut -d' ' -f1)
+want+="\",\"verdict\":null,\"key_sent\":false,\"error\":\"file of 1048577"
+want+=" bytes is over the receiver's limit of 1048576 bytes\"}"
+case $record in
+*"$want") ;;
+*) fail "oversize: ledger record $record" ;;
+esac
+
+# The same with --json: the same exit status, and the JSON object carries
+# the receiver's reason in the error line.
+run_sender --json -i alice "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/big"
+echo "$SENDER_OUT"
+expect_json_failure 4 "sender --json of an oversize file"
+expect_json_field verdict null "sender --json of an oversize file"
+expect_summary "verdict none, .*failed: file of 1048577 bytes is over" \
+	"oversize, --json"
 
 # Local errors come before any connection: no session appears for them.
 run_sender -i alice "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/missing"
 expect_sender_fails 2 "missing: No such file or directory" "missing file"
+
+# --json with a missing file whose name holds a quote, a backslash, a
+# tab, a control character and a byte that is not UTF-8: exit status 2 as
+# without --json, and each escaped in the JSON object.
+run_sender --json -i alice "$RXE_ADDR" "$RX_PORT" \
+	"$TEST_TMP/$(printf 'no"such\\file\tx\001\377')"
+echo "$SENDER_OUT"
+expect_status 2 "$SENDER_STATUS" "sender --json of a missing file"
+expect_json "sender --json of a missing file"
+name="\"$TEST_TMP/"'no\"such\\file\tx\u0001\ufffd'
+expect_json_field file "$name\"" "sender --json of a missing file"
+expect_json_field error "$name: No such file or directory\"" \
+	"sender --json of a missing file"
+expect_json_field exit_status 2 "sender --json of a missing file"
+for field in verdict key bytes hash_seconds transfer_seconds \
+	goodput_mb_per_s; do
+	expect_json_field $field null "sender --json of a missing file"
+done
 run_sender -i alice "$RXE_ADDR" "$RX_PORT" "$TEST_TMP"
 expect_sender_fails 2 "is a directory" "a directory as the file"
 chmod 000 "$TEST_TMP/small"
@@ -44,15 +83,38 @@ printf '%s\n' "$SENDER_ERR" | grep -q "non-printable" ||
 	fail "no clear line for a bad ID: $SENDER_ERR"
 run_sender -i "$(printf 'x%.0s' $(seq 64))" "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/small"
 expect_status 1 "$SENDER_STATUS" "a 64-character ID"
-run_sender "$RXE_ADDR" "$RX_PORT"
+# (--json does not change how usage errors are told: plain text, exit 1.)
+run_sender --json "$RXE_ADDR" "$RX_PORT"
 expect_status 1 "$SENDER_STATUS" "a missing argument"
+[ -z "$SENDER_OUT" ] || fail "a usage error printed on stdout: $SENDER_OUT"
 run_sender -t 0 "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/small"
 expect_status 1 "$SENDER_STATUS" "-t 0"
+
+# --version and --help.
+release=$(sed -n 's/^#define LAB3_RELEASE "\(.*\)"$/\1/p' common.h)
+protocol=$(sed -n 's/^#define LAB3_VERSION \([0-9]*\).*/\1/p' protocol.h)
+run_sender --version
+expect_status 0 "$SENDER_STATUS" "sender --version"
+[ "$SENDER_OUT" = "sender $release (Lab 3 protocol version $protocol)" ] ||
+	fail "sender --version printed '$SENDER_OUT'"
+run_sender --help
+expect_status 0 "$SENDER_STATUS" "sender --help"
+printf '%s\n' "$SENDER_ERR" | grep -q -- "--json" &&
+	printf '%s\n' "$SENDER_ERR" | grep -q -- "--version" &&
+	[ "$(printf '%s\n' "$SENDER_ERR" | wc -l)" -le 24 ] ||
+	fail "sender --help does not show --json and --version on one screen"
 
 # Connection errors, each within the sender's timeout.
 run_sender -t 5 -i alice "$RXE_ADDR" 1 "$TEST_TMP/small"
 expect_sender_fails 3 "connect to $RXE_ADDR:1: connection refused" \
 	"nothing listening on the port"
+run_sender --json -t 5 -i alice "$RXE_ADDR" 1 "$TEST_TMP/small"
+echo "$SENDER_OUT"
+expect_json_failure 3 "sender --json, nothing listening on the port"
+expect_json_field bytes 1000 "sender --json, nothing listening on the port"
+expect_json_field port 1 "sender --json, nothing listening on the port"
+expect_json_field transfer_seconds null \
+	"sender --json, nothing listening on the port"
 run_sender -t 5 -i alice 127.0.0.1 "$RX_PORT" "$TEST_TMP/small"
 expect_sender_fails 3 "no RDMA device reachable for that address" \
 	"an address no RDMA device reaches"
@@ -120,3 +182,66 @@ expect_status 2 $? "a receiver as nobody with -w 16M"
 [ "$(wc -l <"$TEST_TMP/rx.err")" -eq 1 ] &&
 	grep -q "ulimit -l" "$TEST_TMP/rx.err" ||
 	fail "no one clear line naming ulimit -l: $(cat "$TEST_TMP/rx.err")"
+
+# The receiver's own command line: --version; --help on one screen; a
+# ledger (-l) that cannot be opened and a ledger summary that cannot be
+# read, each refused at once with one line and exit status 2 (the timeout
+# catches a receiver that would start serving instead).
+RX_RUN=()
+release=$(sed -n 's/^#define LAB3_RELEASE "\(.*\)"$/\1/p' common.h)
+protocol=$(sed -n 's/^#define LAB3_VERSION \([0-9]*\).*/\1/p' protocol.h)
+./receiver --version >"$TEST_TMP/rx.out" 2>"$TEST_TMP/rx.err"
+expect_status 0 $? "receiver --version"
+expect_file_is "$TEST_TMP/rx.out" \
+	"receiver $release (Lab 3 protocol version $protocol)" "receiver --version"
+./receiver --help >"$TEST_TMP/rx.out" 2>"$TEST_TMP/rx.err"
+expect_status 0 $? "receiver --help"
+for option in "-l LEDGER" "--ledger-summary LEDGER" "--version"; do
+	grep -qF -- "$option" "$TEST_TMP/rx.err" ||
+		fail "receiver --help does not show $option"
+done
+[ "$(wc -l <"$TEST_TMP/rx.err")" -le 24 ] ||
+	fail "receiver --help is $(wc -l <"$TEST_TMP/rx.err") lines"
+
+# expect_receiver_refuses WHAT PATTERN ARGS...: ./receiver ARGS exits 2
+# with one line on stderr matching PATTERN, and nothing on stdout.
+expect_receiver_refuses() {
+	local what=$1 pattern=$2
+	shift 2
+	timeout 30 ./receiver "$@" >"$TEST_TMP/rx.out" 2>"$TEST_TMP/rx.err"
+	expect_status 2 $? "$what"
+	[ ! -s "$TEST_TMP/rx.out" ] ||
+		fail "$what: printed on stdout: $(cat "$TEST_TMP/rx.out")"
+	[ "$(wc -l <"$TEST_TMP/rx.err")" -eq 1 ] &&
+		grep -qF -- "$pattern" "$TEST_TMP/rx.err" ||
+		fail "$what: no one line '$pattern': $(cat "$TEST_TMP/rx.err")"
+}
+expect_receiver_refuses "a ledger in a missing directory" \
+	"receiver: cannot open ledger $TEST_TMP/missing/ledger: No such file or directory" \
+	-p 0 -k "$TEST_TMP/secret" -l "$TEST_TMP/missing/ledger"
+expect_receiver_refuses "--ledger-summary of a missing file" \
+	"receiver: --ledger-summary $TEST_TMP/missing: No such file or directory" \
+	--ledger-summary "$TEST_TMP/missing"
+
+# A ledger that cannot take the record of a session about to get its key:
+# no record, no key.  The sender is refused, the session fails with one
+# clear reason, and the ledger is as it was.  (A file size limit makes the
+# append fail with EFBIG; SIGXFSZ is ignored, as the receiver inherits,
+# so that the write returns the error instead of killing the receiver.)
+printf '%099d\n' 0 >"$TEST_TMP/full-ledger"
+trap '' XFSZ
+RX_RUN=(prlimit --fsize=100)
+start_receiver -k "$TEST_TMP/secret" -l "$TEST_TMP/full-ledger" ||
+	fail "no receiver with a full ledger"
+RX_RUN=()
+trap - XFSZ
+run_sender -i alice "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/small"
+expect_sender_fails 4 "refused: the receiver could not record the session" \
+	"a receiver whose ledger cannot grow"
+SESSION=0
+expect_summary "id alice, 1000 bytes, verdict good, [0-9.]+ s, failed: cannot write ledger .*/full-ledger: File too large$" \
+	"a receiver whose ledger cannot grow"
+expect_file_is "$TEST_TMP/full-ledger" "$(printf '%099d' 0)" \
+	"the ledger that could not grow"
+stop_receiver
+expect_status 0 "$RX_STATUS" "receiver with a full ledger after SIGTERM"

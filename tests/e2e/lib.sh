@@ -57,3 +57,44 @@ expect_summary() {
 	printf '%s\n' "$line" | grep -Eq "$1" ||
 		fail "$2: summary '$line' does not match '$1'"
 }
+
+# expect_json WHAT: the sender's stdout (SENDER_OUT) is exactly one line,
+# one flat JSON object: fields whose values are strings (with JSON's
+# escapes and no raw control character), numbers or null.
+expect_json() {
+	local string='"([^"\\[:cntrl:]]|\\["\\/bfnrt]|\\u[0-9a-f]{4})*"'
+	local field="\"[a-z_]+\": (null|-?[0-9]+(\\.[0-9]+)?|$string)"
+	[ "$(printf '%s\n' "$SENDER_OUT" | wc -l)" -eq 1 ] &&
+		printf '%s\n' "$SENDER_OUT" |
+		grep -Eq "^\\{$field(, $field)*\\}\$" ||
+		fail "$1: stdout is not one JSON object: $SENDER_OUT"
+}
+
+# json_field NAME: the value of the field NAME in the sender's JSON object,
+# as written (a string with its quotes and escapes); nothing if absent.
+json_field() {
+	printf '%s\n' "$SENDER_OUT" |
+		grep -Eo "(\\{|, )\"$1\": (null|-?[0-9.]+|\"([^\"\\\\]|\\\\.)*\")" |
+		sed 's/^[{, ]*"[a-z_]*": //'
+}
+
+# expect_json_field NAME VALUE WHAT: the field NAME is VALUE, as written.
+expect_json_field() {
+	local got
+	got=$(json_field "$1")
+	[ "$got" = "$2" ] ||
+		fail "$3: \"$1\" is '$got', expected '$2' in $SENDER_OUT"
+}
+
+# expect_json_failure STATUS WHAT: a sender run with --json exited with
+# STATUS after one line on stderr, and its JSON object carries that line
+# (without "sender: ") as "error", STATUS as "exit_status", and no key.
+expect_json_failure() {
+	expect_status "$1" "$SENDER_STATUS" "$2 (stderr: $SENDER_ERR)"
+	expect_json "$2"
+	[ "$(printf '%s\n' "$SENDER_ERR" | wc -l)" -eq 1 ] ||
+		fail "$2: not one line on stderr: $SENDER_ERR"
+	expect_json_field error "\"${SENDER_ERR#sender: }\"" "$2"
+	expect_json_field exit_status "$1" "$2"
+	expect_json_field key null "$2"
+}
