@@ -1414,31 +1414,67 @@ static void put_text(char *out, size_t size, size_t *len, const char *text,
 			out[*len] = text[i];
 }
 
+/* utf8_length: the length of the valid UTF-8 character that starts at P,
+ * 1 to 4 bytes, or 0 if none does (a stray continuation byte, a sequence
+ * cut short, an overlong form, a surrogate, or past U+10FFFF).  It stops
+ * at the first byte that does not fit, so it never reads past a NUL. */
+static int utf8_length(const unsigned char *p)
+{
+	static const uint32_t shortest[] = { 0, 0, 0x80, 0x800, 0x10000 };
+	uint32_t c;
+	int len;
+
+	if (p[0] < 0x80)
+		return 1;
+	if ((p[0] & 0xe0) == 0xc0)
+		len = 2;
+	else if ((p[0] & 0xf0) == 0xe0)
+		len = 3;
+	else if ((p[0] & 0xf8) == 0xf0)
+		len = 4;
+	else
+		return 0;
+	c = p[0] & (0x7f >> len);
+	for (int i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	if (c < shortest[len] || (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
+		return 0;
+	return len;
+}
+
 /* lab3_json_string: see common.h.  File names and IDs are printable ASCII
  * already (protocol.h checks them), but an error text can hold anything a
  * path can, so every byte is looked at. */
 size_t lab3_json_string(const char *s, char *out, size_t size)
 {
 	static const char digits[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
 	size_t len = 0;
 
 	if (s == NULL) {
 		put_text(out, size, &len, "null", 4);
 	} else {
 		put_text(out, size, &len, "\"", 1);
-		for (; *s != '\0'; s++) {
-			unsigned char ch = (unsigned char)*s;
-			char esc[6] = { '\\', 'u', '0', '0', digits[ch >> 4],
-					digits[ch & 0x0f] };
+		while (*p != '\0') {
+			int n = utf8_length(p);
+			char esc[6] = { '\\', 'u', '0', '0', digits[*p >> 4],
+					digits[*p & 0x0f] };
 
-			if (ch == '"' || ch == '\\') {
-				esc[1] = (char)ch;
+			if (*p == '"' || *p == '\\') {
+				esc[1] = (char)*p;
 				put_text(out, size, &len, esc, 2);
-			} else if (ch < 0x20 || ch > 0x7e) {
+			} else if (*p < 0x20 || *p == 0x7f) {
 				put_text(out, size, &len, esc, 6);
+			} else if (n == 0) {
+				put_text(out, size, &len, "\\ufffd", 6);
 			} else {
-				put_text(out, size, &len, s, 1);
+				put_text(out, size, &len, (const char *)p,
+					 (size_t)n);
 			}
+			p += n > 0 ? n : 1;
 		}
 		put_text(out, size, &len, "\"", 1);
 	}
@@ -1619,8 +1655,16 @@ static int take_string(struct cursor *c, char *out, size_t size)
 		return -1;
 	while (c->p < c->end && *c->p != '"') {
 		ch = (uint8_t)*c->p++;
-		if (ch < 0x20 || ch > 0x7e)
+		if (ch < 0x20 || ch == 0x7f)
 			return -1;	/* the writer escapes these */
+		if (ch == '\\' && take(c, "ufffd") == 0) {
+			/* U+FFFD, in UTF-8, where a byte was not UTF-8 */
+			if (n + 3 >= size)
+				return -1;
+			memcpy(out + n, "\xef\xbf\xbd", 3);
+			n += 3;
+			continue;
+		}
 		if (ch == '\\') {
 			if (take(c, "\"") == 0 || take(c, "\\") == 0)
 				ch = (uint8_t)c->p[-1];

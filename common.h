@@ -234,11 +234,12 @@ int lab3_key_for_id(const uint8_t secret[LAB3_SECRET_LEN], const char *id,
 /* ---- JSON strings and the grading ledger (receiver -l) ---- */
 
 /* Write S as a JSON string, quotes included, and a NUL into OUT of SIZE
- * bytes: '"' and '\' are escaped with '\', every other byte outside
- * printable ASCII as \u00XX, so the result is plain ASCII; a NULL S is
- * written as null.  Returns the length of the whole result, like
- * snprintf(): a return value of SIZE or more means OUT was too small
- * (and holds only the start of it). */
+ * bytes: '"' and '\' are escaped with '\', control characters and DEL as
+ * \u00XX, valid UTF-8 is kept as it is, and a byte that is not part of
+ * valid UTF-8 (a path may hold one) becomes \ufffd, so the result is valid
+ * JSON whatever S holds; a NULL S is written as null.  Returns the length
+ * of the whole result, like snprintf(): a return value of SIZE or more
+ * means OUT was too small (and holds only the start of it). */
 size_t lab3_json_string(const char *s, char *out, size_t size);
 
 /*

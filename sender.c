@@ -944,68 +944,20 @@ static void print_summary(const struct sender *s)
 		t.hash, t.transfer, t.verify, t.goodput);
 }
 
-/* utf8_length: the length of the valid UTF-8 character that starts at P,
- * 1 to 4 bytes, or 0 if none does (a stray continuation byte, a sequence
- * cut short, an overlong form, a surrogate, or past U+10FFFF).  It stops
- * at the first byte that does not fit, so it never reads past a NUL. */
-static int utf8_length(const unsigned char *p)
-{
-	static const uint32_t shortest[] = { 0, 0, 0x80, 0x800, 0x10000 };
-	uint32_t c;
-	int len;
-
-	if (p[0] < 0x80)
-		return 1;
-	if ((p[0] & 0xe0) == 0xc0)
-		len = 2;
-	else if ((p[0] & 0xf0) == 0xe0)
-		len = 3;
-	else if ((p[0] & 0xf8) == 0xf0)
-		len = 4;
-	else
-		return 0;
-	c = p[0] & (0x7f >> len);
-	for (int i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (p[i] & 0x3f);
-	}
-	if (c < shortest[len] || (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
-		return 0;
-	return len;
-}
-
-/* print_json_string: STR as a JSON string on stdout, or null for NULL.
- * Quotes, backslashes and control characters are escaped, and a byte that
- * is not part of valid UTF-8 (a file name may hold one) becomes U+FFFD,
- * so the output is valid JSON whatever STR holds. */
+/* print_json_string: STR as a JSON string on stdout (lab3_json_string
+ * says how), or null for NULL. */
 static void print_json_string(const char *str)
 {
-	const unsigned char *p = (const unsigned char *)str;
+	size_t len = lab3_json_string(str, NULL, 0);
+	char *buf = malloc(len + 1);
 
-	if (str == NULL) {
+	if (buf == NULL) {
 		fputs("null", stdout);
 		return;
 	}
-	putchar('"');
-	while (*p != '\0') {
-		int len = utf8_length(p);
-
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", stdout);
-		else if (*p == '\t')
-			fputs("\\t", stdout);
-		else if (*p < 0x20 || *p == 0x7f)
-			printf("\\u%04x", *p);
-		else if (len == 0)
-			fputs("\\ufffd", stdout);
-		else
-			fwrite(p, 1, (size_t)len, stdout);
-		p += len > 0 ? len : 1;
-	}
-	putchar('"');
+	lab3_json_string(str, buf, len + 1);
+	fputs(buf, stdout);
+	free(buf);
 }
 
 /* print_json_number: the field `, "NAME": VALUE` with DIGITS decimals, or

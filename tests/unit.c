@@ -2438,8 +2438,8 @@ static void test_json_string(void)
 	expect_json("json_string escapes control characters",
 		    "\t\n\x01\x1f\x7f",
 		    "\"\\u0009\\u000a\\u0001\\u001f\\u007f\"");
-	expect_json("json_string escapes bytes over 0x7e",
-		    "caf\xc3\xa9 \xff", "\"caf\\u00c3\\u00a9 \\u00ff\"");
+	expect_json("json_string keeps UTF-8, replaces what is not",
+		    "caf\xc3\xa9 \xff \xc3", "\"caf\xc3\xa9 \\ufffd \\ufffd\"");
 	expect_json("json_string keeps the rest of printable ASCII",
 		    " !#/:{}~'", "\" !#/:{}~'\"");
 
@@ -2550,7 +2550,7 @@ static void test_ledger_format(void)
 		      "\"file\":null,\"bytes\":0,"
 		      "\"sha256\":\"" SHA256_ABC "\",\"verdict\":\"bad\","
 		      "\"key_sent\":false,"
-		      "\"error\":\"cannot save /data/\\u0001\\u00e9\"}");
+		      "\"error\":\"cannot save /data/\\u0001\\ufffd\"}");
 
 	if (lab3_ledger_format(&rec, line, sizeof(line)) != -1)
 		fail(name, "it did not return -1");
@@ -2657,6 +2657,12 @@ static void test_ledger_parse(void)
 		     "\"id\":null,\"file\":null,\"bytes\":null,"
 		     "\"sha256\":null,\"verdict\":null,\"key_sent\":false,"
 		     "\"error\":\"the sender gave up: \\\"x\\\\\\u00e9\"}",
+		     "", "2026-01-02T03:04:05Z", -1, 0);
+	expect_parse("ledger_parse reads UTF-8 and \\ufffd in an error",
+		     "{\"time\":\"2026-01-02T03:04:05Z\",\"peer\":\"[::1]:7\","
+		     "\"id\":null,\"file\":null,\"bytes\":null,"
+		     "\"sha256\":null,\"verdict\":null,\"key_sent\":false,"
+		     "\"error\":\"cannot save /caf\xc3\xa9/\\ufffd\"}",
 		     "", "2026-01-02T03:04:05Z", -1, 0);
 	expect_parse("ledger_parse decodes an escaped ID",
 		     ledger_patched(line, "\"student42\"", "\"a\\\"b\\\\c\""),

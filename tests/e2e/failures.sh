@@ -56,7 +56,7 @@ run_sender --json -i alice "$RXE_ADDR" "$RX_PORT" \
 echo "$SENDER_OUT"
 expect_status 2 "$SENDER_STATUS" "sender --json of a missing file"
 expect_json "sender --json of a missing file"
-name="\"$TEST_TMP/"'no\"such\\file\tx\u0001\ufffd'
+name="\"$TEST_TMP/"'no\"such\\file\u0009x\u0001\ufffd'
 expect_json_field file "$name\"" "sender --json of a missing file"
 expect_json_field error "$name: No such file or directory\"" \
 	"sender --json of a missing file"
