@@ -1345,6 +1345,30 @@ static int create_secret(const char *path, uint8_t *secret, char *err,
 	return ret;
 }
 
+/* open_checked: the end of opening WHAT (e.g. "ledger") at PATH: FD is
+ * what open() returned; a failure, or a file that is not a regular one,
+ * is put in words and FD closed.  Returns FD with its stat in *ST, or a
+ * negative errno. */
+static int open_checked(int fd, const char *what, const char *path,
+			struct stat *st, char *err, size_t err_len)
+{
+	int ret;
+
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, err_len, "cannot open %s %s: %s", what, path,
+			 strerror(errno));
+		return ret;
+	}
+	if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		snprintf(err, err_len, "%s %s is not a regular file", what,
+			 path);
+		return -EINVAL;
+	}
+	return fd;
+}
+
 /* lab3_load_secret: create the secret on first use; then insist on a
  * regular file only its owner can access, holding exactly the hex digits
  * and a newline. */
@@ -1364,18 +1388,9 @@ int lab3_load_secret(const char *path, uint8_t secret[LAB3_SECRET_LEN],
 		/* Another receiver made it just now: use theirs. */
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	}
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(err, err_len, "cannot open secret file %s: %s",
-			 path, strerror(errno));
-		return ret;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		snprintf(err, err_len, "secret file %s is not a regular file",
-			 path);
-		return -EINVAL;
-	}
+	fd = open_checked(fd, "secret file", path, &st, err, err_len);
+	if (fd < 0)
+		return fd;
 	if (st.st_mode & 0077) {
 		close(fd);
 		snprintf(err, err_len, "secret file %s is readable by others "
@@ -1571,19 +1586,7 @@ int lab3_ledger_open(const char *path, char *err, size_t err_len)
 	} else if (errno == EEXIST) {
 		fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
 	}
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(err, err_len, "cannot open ledger %s: %s", path,
-			 strerror(errno));
-		return ret;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		snprintf(err, err_len, "ledger %s is not a regular file",
-			 path);
-		return -EINVAL;
-	}
-	return fd;
+	return open_checked(fd, "ledger", path, &st, err, err_len);
 }
 
 /* lab3_ledger_append: see common.h.  The record goes out in one write()
