@@ -37,7 +37,7 @@ PROGRAMS = sender receiver
 FUZZERS = tests/fuzz_decode tests/fuzz_receiver
 # make test builds on every core: the clang fuzzers alone take seconds.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-TEST_PROGRAMS = tests/unit $(FUZZERS) tests/evil-sender
+TEST_PROGRAMS = tests/unit $(FUZZERS) tests/evil-sender tests/evil-receiver
 
 .PHONY: all deps test demo bench fuzz soak valgrind install uninstall clean
 
@@ -63,6 +63,9 @@ tests/unit: tests/unit.o common.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 tests/evil-sender: tests/evil-sender.o common.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+
+tests/evil-receiver: tests/evil-receiver.o common.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # Plain builds of the pair for valgrind (tests/valgrind.test), which

@@ -138,11 +138,6 @@ struct sender {
 	int refused;
 	char refusal[LAB3_REASON_MAX + 1];
 
-	/* Test-only (LAB3_TEST_STALE_WRITE=1): the first window's REGION,
-	 * to write into again after the receiver has taken it back. */
-	int test_stale_write;
-	struct lab3_msg first_region;
-
 	/* Timings, for the summary line and the progress bar. */
 	double t_start, t_hashed, t_first_region, t_written, t_verdict;
 	double t_progress;
@@ -287,14 +282,6 @@ static int hash_file(struct sender *s)
 	return 0;
 }
 
-/* test_switch: whether the test-only switch NAME is on (set to 1). */
-static int test_switch(const char *name)
-{
-	const char *value = getenv(name);
-
-	return value != NULL && strcmp(value, "1") == 0;
-}
-
 /* open_file: open, hash and map the file, and take its base name.  The
  * mapping is the RDMA source later: no copy of the data is ever made. */
 static int open_file(struct sender *s)
@@ -321,8 +308,6 @@ static int open_file(struct sender *s)
 	if (hash_file(s) != 0)
 		return -1;
 	s->t_hashed = now_s();
-	if (test_switch("LAB3_TEST_BAD_HASH"))
-		s->sha256[0] ^= 0xff;	/* test-only: claim a wrong hash */
 
 	if (s->size > 0) {
 		/* MAP_PRIVATE: rxe cannot pin a shared mapping of a tmpfs
@@ -656,35 +641,6 @@ static int check_file_size(struct sender *s)
 	return -1;
 }
 
-/* stale_write: test-only misbehaviour (LAB3_TEST_STALE_WRITE=1).  When
- * the first window comes round again for a later chunk, write once more
- * with its first REGION's rkey, which the receiver revoked when that
- * chunk was done: the receiver's NIC must refuse it. */
-static int stale_write(struct sender *s)
-{
-	struct lab3_msg *first = &s->first_region;
-	int ret;
-
-	if (first->type != LAB3_MSG_REGION) {
-		*first = s->region;
-		return 0;
-	}
-	if (s->region.region.addr != first->region.addr)
-		return 0;
-	s->test_stale_write = 0;
-	ret = post_write_piece(s, 0, 1, first->region.addr,
-			       first->region.rkey, 0);
-	while (ret == 0 && s->sq_used > 0)
-		ret = pump(s, 0);
-	if (ret != 0) {
-		fail_conn(s, ret);
-		return -1;
-	}
-	fail(s, LAB3_EXIT_PROTOCOL, "test: the receiver accepted a write "
-	     "into a window it had taken back");
-	return -1;
-}
-
 /* ---- The states, in the lab's order ---- */
 
 /* connect_to_receiver: CONNECT, before step 1: resolve the receiver's
@@ -747,8 +703,6 @@ static enum sender_state recv_region(struct sender *s)
 			 (unsigned long long)s->next_offset);
 		return protocol_error(s, why);
 	}
-	if (s->test_stale_write && stale_write(s) != 0)
-		return FAILED;
 	if (s->verbose)
 		fprintf(stderr, "sender: region addr=0x%llx length=%llu "
 			"rkey=0x%x offset=%llu\n",
@@ -1113,7 +1067,6 @@ int main(int argc, char **argv)
 		.fd = -1,
 		.timeout_s = LAB3_DEFAULT_TIMEOUT,
 		.t_start = now_s(),
-		.test_stale_write = test_switch("LAB3_TEST_STALE_WRITE"),
 	};
 	char key_hex[2 * LAB3_KEY_LEN + 1];
 	enum lab3_exit status;
