@@ -50,16 +50,16 @@ BUILD_FLAGS = $(CC) $(ALL_CFLAGS) $(LDFLAGS)
 	@echo '$(BUILD_FLAGS)' | cmp -s - $@ || echo '$(BUILD_FLAGS)' > $@
 .PHONY: FORCE
 
-%.o: %.c common.h protocol.h .build-flags
+%.o: %.c common.h protocol.h json.h ledger.h .build-flags
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-sender: sender.o common.o
+sender: sender.o common.o json.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-receiver: receiver.o common.o
+receiver: receiver.o common.o json.o ledger.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-tests/unit: tests/unit.o common.o
+tests/unit: tests/unit.o common.o json.o ledger.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 tests/evil-sender: tests/evil-sender.o common.o
@@ -71,9 +71,14 @@ tests/evil-receiver: tests/evil-receiver.o common.o
 # Plain builds of the pair for valgrind (tests/valgrind.test), which
 # cannot run sanitized binaries: no SANITIZE flags, whatever the rest uses.
 VALGRIND_PROGRAMS = tests/vg-sender tests/vg-receiver
-tests/vg-%: %.c common.c common.h protocol.h
-	$(CC) -std=gnu11 $(WARNINGS) $(PKG_CFLAGS) -O1 -g -o $@ $*.c common.c \
-		$(PKG_LIBS)
+tests/vg-sender: sender.c common.c json.c common.h protocol.h json.h
+	$(CC) -std=gnu11 $(WARNINGS) $(PKG_CFLAGS) -O1 -g -o $@ sender.c \
+		common.c json.c $(PKG_LIBS)
+
+tests/vg-receiver: receiver.c common.c json.c ledger.c common.h protocol.h \
+		json.h ledger.h
+	$(CC) -std=gnu11 $(WARNINGS) $(PKG_CFLAGS) -O1 -g -o $@ receiver.c \
+		common.c json.c ledger.c $(PKG_LIBS)
 
 # The fuzzer needs clang's libFuzzer; it always runs with ASan and UBSan.
 FUZZ_CC ?= clang

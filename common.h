@@ -1,7 +1,8 @@
 /*
  * common.h - what the sender and the receiver share: rdma_cm connection
  * setup, the verbs resources of one connection, message and RDMA WRITE
- * helpers, a blocking wait for completions, and the lab's hashes.
+ * helpers, a blocking wait for completions, command-line numbers, the
+ * lab's hashes, the secret file and its keys.
  *
  * Conventions: every function returns 0 or a negative errno.  On failure it
  * fills conn->err (or the ERR buffer it is given) with one line saying what
@@ -43,6 +44,12 @@ enum lab3_exit {
  * window, an ERROR, and one spare. */
 #define LAB3_RECV_DEPTH (LAB3_WINDOWS_MAX + 2)
 #define LAB3_SEND_DEPTH 16	/* RDMA WRITEs and SENDs in flight at once */
+
+/* Locked memory (`ulimit -l`) that the sender's file pieces and the
+ * receiver's windows leave free: the message buffers take
+ * (LAB3_RECV_DEPTH + LAB3_SEND_DEPTH) * 304 bytes, about 8 KiB; the rest
+ * is a margin for what the verbs library pins of its own. */
+#define LAB3_MEMLOCK_RESERVE (1u << 20)
 #define LAB3_ERR_LEN 256
 
 /* What a work request was for, kept in its wr_id. */
@@ -220,6 +227,10 @@ int lab3_hmac_sha256(const uint8_t *key, size_t key_len,
 /* Write LEN bytes at IN as 2*LEN lowercase hex digits and a NUL to OUT. */
 void lab3_hex(const uint8_t *in, size_t len, char *out);
 
+/* Read 2*LEN hex digits (either case) at IN into LEN bytes at OUT; 0, or
+ * -1 if any of them is not a hex digit. */
+int lab3_parse_hex(const char *in, uint8_t *out, size_t len);
+
 #define LAB3_SECRET_LEN 32
 
 /* Read the secret from PATH, or create it (random, mode 0600) if it does
@@ -231,99 +242,17 @@ int lab3_load_secret(const char *path, uint8_t secret[LAB3_SECRET_LEN],
 int lab3_key_for_id(const uint8_t secret[LAB3_SECRET_LEN], const char *id,
 		    uint8_t key[LAB3_KEY_LEN]);
 
-/* ---- JSON strings and the grading ledger (receiver -l) ---- */
+/* ---- Files ---- */
 
-/* Write S as a JSON string, quotes included, and a NUL into OUT of SIZE
- * bytes: '"' and '\' are escaped with '\', control characters and DEL as
- * \u00XX, valid UTF-8 is kept as it is, and a byte that is not part of
- * valid UTF-8 (a path may hold one) becomes \ufffd, so the result is valid
- * JSON whatever S holds; a NULL S is written as null.  Returns the length
- * of the whole result, like snprintf(): a return value of SIZE or more
- * means OUT was too small (and holds only the start of it). */
-size_t lab3_json_string(const char *s, char *out, size_t size);
+/* Make the directory entry of PATH durable (fsync its directory). */
+int lab3_fsync_parent(const char *path, char *err, size_t err_len);
 
-/*
- * The ledger is a file of JSON objects, one line per session, always with
- * these fields in this order (README, "The grading ledger"):
- *
- *   {"time":"2026-11-22T20:31:05Z","peer":"198.18.0.2:49152",
- *    "id":"student42","file":"report.pdf","bytes":4194304,
- *    "sha256":"<64 hex digits>","verdict":"good","key_sent":true,
- *    "error":null}
- *
- * (on one line).  id, file, bytes, sha256, verdict and error may be null.
- * The key itself is never written.
- */
-#define LAB3_LEDGER_LINE_MAX 8192	/* longest line a ledger may hold */
-#define LAB3_TIME_LEN 21		/* "2026-11-22T20:31:05Z" and a NUL */
-
-/* What one record says, as the receiver writes it. */
-struct lab3_ledger_record {
-	time_t time;			/* written as UTC, ISO 8601 */
-	const char *peer;		/* "ADDR:PORT" of the sender */
-	const char *id;			/* NULL: no ID arrived */
-	int has_file_info;		/* 0: no FILE_INFO arrived; file,
-					 * bytes and sha256 are null */
-	const char *file;		/* base name; NULL or "": none */
-	uint64_t bytes;			/* the length FILE_INFO announced */
-	const uint8_t *sha256;		/* the hash FILE_INFO announced */
-	int verdict;			/* enum lab3_verdict, or -1: none */
-	int key_sent;			/* the key was released */
-	const char *error;		/* NULL or "": the session did not fail */
-};
-
-/* Write the line for REC, without its newline, and a NUL into BUF of SIZE
- * bytes.  Returns its length, or -1 if it does not fit. */
-int lab3_ledger_format(const struct lab3_ledger_record *rec, char *buf,
-		       size_t size);
-
-/* Open (or create, mode 0600) the ledger at PATH for appending.  Returns
- * the file descriptor, or a negative errno with ERR filled in. */
-int lab3_ledger_open(const char *path, char *err, size_t err_len);
-
-/* Append REC to the ledger open on FD with one write(), then fsync() it.
- * If the ledger's last line has no newline (a record cut short by a
- * crash), the record starts on a new line.  Returns 0 or a negative
- * errno (-EIO for a short write). */
-int lab3_ledger_append(int fd, const struct lab3_ledger_record *rec);
-
-/* What --ledger-summary needs of one record. */
-struct lab3_ledger_entry {
-	char time[LAB3_TIME_LEN];
-	char id[LAB3_ID_MAX + 1];	/* "": none */
-	int verdict;			/* enum lab3_verdict, or -1: none */
-	int key_sent;
-};
-
-/* Read the LEN bytes at LINE (no newline) as one record, exactly in the
- * form lab3_ledger_format() writes, into *ENTRY.  Returns 0, or -1 for
- * anything else: a line cut short, another program's JSON, garbage. */
-int lab3_ledger_parse(const char *line, size_t len,
-		      struct lab3_ledger_entry *entry);
-
-/* One ID's completion, for --ledger-summary. */
-struct lab3_ledger_id {
-	char id[LAB3_ID_MAX + 1];
-	char first_success[LAB3_TIME_LEN];	/* "": never */
-	unsigned long attempts;			/* records with this ID */
-};
-
-/* A whole ledger, summed up. */
-struct lab3_ledger_summary {
-	struct lab3_ledger_id *ids;	/* sorted by ID (strcmp) */
-	size_t nids;
-	size_t capacity;
-	unsigned long records;		/* lines read as records */
-	unsigned long without_id;	/* records whose id is null */
-	unsigned long unreadable;	/* lines skipped */
-};
-
-/* Read the ledger IN to its end into *SUM (zeroed first).  A success is
- * a record with verdict good and key_sent true; its ID's first_success is
- * the earliest such record's time.  Lines that are not records are
- * counted in unreadable, not refused.  Returns 0, or a negative errno
- * when IN cannot be read or memory runs out; free SUM either way. */
-int lab3_ledger_summarize(FILE *in, struct lab3_ledger_summary *sum);
-void lab3_ledger_summary_free(struct lab3_ledger_summary *sum);
+/* The end of opening WHAT (e.g. "ledger") at PATH: FD is what open()
+ * returned; a failure, or a file that is not a regular one, is put in
+ * words in ERR and FD closed.  Returns FD with its stat in *ST, or a
+ * negative errno. */
+struct stat;
+int lab3_open_checked(int fd, const char *what, const char *path,
+		      struct stat *st, char *err, size_t err_len);
 
 #endif /* LAB3_COMMON_H */

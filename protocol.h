@@ -191,7 +191,6 @@ union lab3_wire_msg {
 	struct lab3_wire_key key;
 	struct lab3_wire_error error;
 };
-#define LAB3_MSG_MAX sizeof(union lab3_wire_msg)
 
 /* ---- Decoded messages, host byte order, strings NUL-terminated ---- */
 

@@ -56,12 +56,12 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "ledger.h"
 
 #define DEFAULT_MAX_BYTES (64ULL << 30)	/* 64 GiB */
 #define DEFAULT_WINDOW_SIZE (16u << 20)	/* 16 MiB */
 #define DEFAULT_WINDOWS 4
 #define WINDOW_SIZE_MIN (64u << 10)
-#define WINDOW_SIZE_MAX (1u << 30)
 #define DEFAULT_SECRET ".lab3-secret"	/* in $HOME */
 
 enum session_state {
@@ -822,7 +822,7 @@ static int parse_args(struct options *opt, int argc, char **argv)
 			opt->window_size_given = 1;
 			if (lab3_parse_size(optarg, &opt->window_size) != 0 ||
 			    opt->window_size < WINDOW_SIZE_MIN ||
-			    opt->window_size > WINDOW_SIZE_MAX ||
+			    opt->window_size > LAB3_WINDOW_BYTES_MAX ||
 			    opt->window_size % 4096 != 0) {
 				fprintf(stderr, "receiver: -w %s: not a window "
 					"size from 64K to 1G, in pages\n",
@@ -878,21 +878,22 @@ static int parse_args(struct options *opt, int argc, char **argv)
 }
 
 /* fit_memlock: the windows are registered memory, which counts against
- * `ulimit -l` (root is exempt), and 1 MiB goes to the message buffers.
+ * `ulimit -l` (root is exempt), less LAB3_MEMLOCK_RESERVE (common.h).
  * Unless -w was given, shrink the windows to fit the limit; if they still
  * cannot fit, refuse to start, saying so, rather than fail every session
  * later. */
 static int fit_memlock(struct options *opt, int window_size_given)
 {
-	uint64_t need = opt->window_size * (uint64_t)opt->windows + (1u << 20);
+	uint64_t need = opt->window_size * (uint64_t)opt->windows +
+		       LAB3_MEMLOCK_RESERVE;
 	uint64_t fit;
 	struct rlimit rl;
 
 	if (geteuid() == 0 || getrlimit(RLIMIT_MEMLOCK, &rl) != 0 ||
 	    rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
 		return 0;
-	fit = rl.rlim_cur > (1u << 20) ?
-	      (rl.rlim_cur - (1u << 20)) / (uint64_t)opt->windows : 0;
+	fit = rl.rlim_cur > LAB3_MEMLOCK_RESERVE ?
+	      (rl.rlim_cur - LAB3_MEMLOCK_RESERVE) / (uint64_t)opt->windows : 0;
 	fit &= ~(uint64_t)4095;
 	if (!window_size_given && fit >= WINDOW_SIZE_MIN) {
 		opt->window_size = fit;

@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "json.h"
 
 #define WRITE_PIECE_MAX (8u << 20)	/* bytes in one RDMA WRITE, at most */
 #define HASH_BLOCK (1u << 20)		/* bytes read at a time to hash */
@@ -332,8 +333,9 @@ static int open_file(struct sender *s)
 
 /* set_pin_budget: how many bytes of the file may be registered at once,
  * and so how large a WRITE may be: without limit for root or under an
- * unlimited `ulimit -l`, else the limit less 1 MiB for the message
- * buffers, with pieces small enough that two fit. */
+ * unlimited `ulimit -l`, else the limit less LAB3_MEMLOCK_RESERVE
+ * (half the limit under a tiny one), with pieces small enough that two
+ * fit. */
 static void set_pin_budget(struct sender *s)
 {
 	struct rlimit rl;
@@ -344,8 +346,8 @@ static void set_pin_budget(struct sender *s)
 	if (geteuid() == 0 || getrlimit(RLIMIT_MEMLOCK, &rl) != 0 ||
 	    rl.rlim_cur == RLIM_INFINITY)
 		return;
-	s->pin_budget = rl.rlim_cur > (2u << 20) ? rl.rlim_cur - (1u << 20) :
-			rl.rlim_cur / 2;
+	s->pin_budget = rl.rlim_cur > 2 * LAB3_MEMLOCK_RESERVE ?
+			rl.rlim_cur - LAB3_MEMLOCK_RESERVE : rl.rlim_cur / 2;
 	piece = s->pin_budget / 2 & ~(uint64_t)4095;
 	if (piece < 4096)
 		piece = 4096;

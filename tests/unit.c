@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include "../common.h"
+#include "../json.h"
+#include "../ledger.h"
 #include "../protocol.h"
 
 /* Wire offsets, from the specification in protocol.h. */
@@ -610,7 +612,7 @@ static void test_roundtrips(void)
 /* ---- 2. Malformed messages ---- */
 
 /* make_valid: encode a valid message of TYPE into the zeroed buffer BUF
- * (of at least LAB3_MSG_MAX bytes) and return its size.  Each rejection
+ * (of at least sizeof(union lab3_wire_msg) bytes) and return its size.  Each rejection
  * case patches one field of it, so the rejection is for that field. */
 static size_t make_valid(enum lab3_msg_type type, uint8_t *buf)
 {
@@ -676,7 +678,7 @@ static void expect_reject(const char *name, const uint8_t *buf, size_t len)
 static void reject_patched(const char *name, enum lab3_msg_type type,
 			   size_t off, uint8_t val)
 {
-	uint8_t buf[LAB3_MSG_MAX + 8] = { 0 };
+	uint8_t buf[sizeof(union lab3_wire_msg) + 8] = { 0 };
 	size_t size = make_valid(type, buf);
 
 	buf[off] = val;
@@ -689,7 +691,7 @@ static void reject_patched(const char *name, enum lab3_msg_type type,
 static void reject_old_size(const char *name, enum lab3_msg_type type,
 			    size_t old_size)
 {
-	uint8_t buf[LAB3_MSG_MAX + 8] = { 0 };
+	uint8_t buf[sizeof(union lab3_wire_msg) + 8] = { 0 };
 
 	make_valid(type, buf);
 	put_be16(buf + OFF_BODY_LEN, (uint16_t)(old_size - OFF_BODY));
@@ -700,7 +702,7 @@ static void reject_old_size(const char *name, enum lab3_msg_type type,
  * 32 and 16, and the new sizes with the old body_len, are no message. */
 static void reject_old_sizes(void)
 {
-	uint8_t buf[LAB3_MSG_MAX + 8];
+	uint8_t buf[sizeof(union lab3_wire_msg) + 8];
 
 	reject_old_size("reject REGION of 32 bytes (the size before offset)",
 			LAB3_MSG_REGION, 32);
@@ -721,15 +723,15 @@ static void reject_old_sizes(void)
  * header, longer than any message, one off the type's size. */
 static void reject_lengths(void)
 {
-	uint8_t buf[LAB3_MSG_MAX + 8] = { 0 };
+	uint8_t buf[sizeof(union lab3_wire_msg) + 8] = { 0 };
 	char name[NAME_LEN];
 	size_t size;
 
 	make_valid(LAB3_MSG_DONE, buf);
 	expect_reject("reject byte_len 0", buf, 0);
 	expect_reject("reject byte_len 7 (shorter than a header)", buf, 7);
-	expect_reject("reject byte_len LAB3_MSG_MAX + 1", buf,
-		      LAB3_MSG_MAX + 1);
+	expect_reject("reject byte_len sizeof(union lab3_wire_msg) + 1", buf,
+		      sizeof(union lab3_wire_msg) + 1);
 
 	for (int type = LAB3_MSG_FILE_INFO; type <= LAB3_MSG_ERROR; type++) {
 		memset(buf, 0, sizeof(buf));
@@ -771,7 +773,7 @@ static void reject_old_version(void)
 {
 	const char *name = "reject version 1 (the old protocol), naming both "
 			   "versions";
-	uint8_t buf[LAB3_MSG_MAX + 8] = { 0 };
+	uint8_t buf[sizeof(union lab3_wire_msg) + 8] = { 0 };
 	struct lab3_msg msg;
 	char why[WHY_LEN] = "";
 	size_t size = make_valid(LAB3_MSG_DONE, buf);
@@ -792,7 +794,7 @@ static void reject_old_version(void)
 static void reject_header(void)
 {
 	static const uint8_t bad_types[] = { 0, 8, 255 };
-	uint8_t buf[LAB3_MSG_MAX + 8];
+	uint8_t buf[sizeof(union lab3_wire_msg) + 8];
 	char name[NAME_LEN];
 	size_t size;
 
@@ -925,7 +927,7 @@ static void reject_fields(void)
  * decode, or the rejections would prove nothing. */
 static void check_baselines(void)
 {
-	uint8_t buf[LAB3_MSG_MAX + 8];
+	uint8_t buf[sizeof(union lab3_wire_msg) + 8];
 	struct lab3_msg msg;
 	char name[NAME_LEN];
 	char why[WHY_LEN];

@@ -1,0 +1,465 @@
+/*
+ * ledger.c - the grading ledger (declared in ledger.h): one JSON line per
+ * session, written with one write() and an fsync; a strict reader of
+ * exactly that form; and the summing up that --ledger-summary prints.
+ * Not part of the lab.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "json.h"
+#include "ledger.h"
+
+/* A ledger line being built; len counts even what did not fit. */
+struct json_line {
+	char *buf;
+	size_t size;
+	size_t len;
+};
+
+/* line_put: append the text TEXT, as it is, to L. */
+static void line_put(struct json_line *l, const char *text)
+{
+	if (l->len < l->size)
+		snprintf(l->buf + l->len, l->size - l->len, "%s", text);
+	l->len += strlen(text);
+}
+
+/* line_string: append S to L as a JSON string, or null for NULL or "". */
+static void line_string(struct json_line *l, const char *s)
+{
+	size_t room = l->len < l->size ? l->size - l->len : 0;
+
+	if (s != NULL && s[0] == '\0')
+		s = NULL;
+	l->len += lab3_json_string(s, room > 0 ? l->buf + l->len : NULL,
+				   room);
+}
+
+/* lab3_ledger_format: one record, its fields always in the same order,
+ * so that lab3_ledger_parse() can stay small and strict. */
+int lab3_ledger_format(const struct lab3_ledger_record *rec, char *buf,
+		       size_t size)
+{
+	struct json_line l = { .buf = buf, .size = size };
+	int has_hash = rec->has_file_info && rec->sha256 != NULL;
+	char time_text[LAB3_TIME_LEN], hex[2 * LAB3_SHA256_LEN + 1];
+	char bytes[24];
+	struct tm tm;
+
+	if (gmtime_r(&rec->time, &tm) == NULL ||
+	    strftime(time_text, sizeof(time_text), "%Y-%m-%dT%H:%M:%SZ",
+		     &tm) != LAB3_TIME_LEN - 1)
+		return -1;
+	if (has_hash)
+		lab3_hex(rec->sha256, LAB3_SHA256_LEN, hex);
+	snprintf(bytes, sizeof(bytes), "%llu",
+		 (unsigned long long)rec->bytes);
+
+	line_put(&l, "{\"time\":");
+	line_string(&l, time_text);
+	line_put(&l, ",\"peer\":");
+	line_string(&l, rec->peer);
+	line_put(&l, ",\"id\":");
+	line_string(&l, rec->id);
+	line_put(&l, ",\"file\":");
+	line_string(&l, rec->has_file_info ? rec->file : NULL);
+	line_put(&l, ",\"bytes\":");
+	line_put(&l, rec->has_file_info ? bytes : "null");
+	line_put(&l, ",\"sha256\":");
+	line_string(&l, has_hash ? hex : NULL);
+	line_put(&l, ",\"verdict\":");
+	line_string(&l, rec->verdict == LAB3_VERDICT_GOOD ? "good" :
+			rec->verdict == LAB3_VERDICT_BAD ? "bad" : NULL);
+	line_put(&l, ",\"key_sent\":");
+	line_put(&l, rec->key_sent ? "true" : "false");
+	line_put(&l, ",\"error\":");
+	line_string(&l, rec->error);
+	line_put(&l, "}");
+	if (l.len >= size)
+		return -1;
+	buf[l.len] = '\0';
+	return (int)l.len;
+}
+
+/* lab3_ledger_open: see ledger.h.  When the ledger is new, its directory
+ * entry is synced too, as for the secret file. */
+int lab3_ledger_open(const char *path, char *err, size_t err_len)
+{
+	struct stat st;
+	int fd, ret;
+
+	fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC,
+		  0600);
+	if (fd >= 0) {
+		ret = lab3_fsync_parent(path, err, err_len);
+		if (ret != 0) {
+			close(fd);
+			return ret;
+		}
+	} else if (errno == EEXIST) {
+		fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
+	}
+	return lab3_open_checked(fd, "ledger", path, &st, err, err_len);
+}
+
+/* lab3_ledger_append: see ledger.h.  The record goes out in one write()
+ * on an O_APPEND descriptor, so it lands whole at the end of the file (or,
+ * if the disk fills or the machine dies, cut short but never interleaved
+ * with another). */
+int lab3_ledger_append(int fd, const struct lab3_ledger_record *rec)
+{
+	char line[LAB3_LEDGER_LINE_MAX + 2];
+	size_t len = 0;
+	struct stat st;
+	char last = '\n';
+	ssize_t n;
+	int ret;
+
+	/* After a crash the last line may be a record cut short: end it, so
+	 * that it stays one unreadable line and this record a readable one. */
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	if (st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) < 0)
+		return -errno;
+	if (last != '\n')
+		line[len++] = '\n';
+
+	ret = lab3_ledger_format(rec, line + len, sizeof(line) - len - 1);
+	if (ret < 0)
+		return -EOVERFLOW;
+	len += (size_t)ret;
+	line[len++] = '\n';
+	n = write(fd, line, len);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n != len)
+		return -EIO;
+	if (fsync(fd) != 0)
+		return -errno;
+	return 0;
+}
+
+/* A cursor over one ledger line, for lab3_ledger_parse(). */
+struct cursor {
+	const char *p;
+	const char *end;
+};
+
+/* take: step over the text LIT at C; -1 if C does not start with it. */
+static int take(struct cursor *c, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	if ((size_t)(c->end - c->p) < n || memcmp(c->p, lit, n) != 0)
+		return -1;
+	c->p += n;
+	return 0;
+}
+
+/* take_string: a JSON string as lab3_json_string() writes it, decoded into
+ * OUT of SIZE bytes.  Returns 0, 1 for null (OUT is ""), or -1 if it is
+ * neither, holds a NUL or does not fit. */
+static int take_string(struct cursor *c, char *out, size_t size)
+{
+	size_t n = 0;
+	uint8_t ch;
+
+	out[0] = '\0';
+	if (take(c, "null") == 0)
+		return 1;
+	if (take(c, "\"") != 0)
+		return -1;
+	while (c->p < c->end && *c->p != '"') {
+		ch = (uint8_t)*c->p++;
+		if (ch < 0x20 || ch == 0x7f)
+			return -1;	/* the writer escapes these */
+		if (ch == '\\' && take(c, "ufffd") == 0) {
+			/* U+FFFD, in UTF-8, where a byte was not UTF-8 */
+			if (n + 3 >= size)
+				return -1;
+			memcpy(out + n, "\xef\xbf\xbd", 3);
+			n += 3;
+			continue;
+		}
+		if (ch == '\\') {
+			if (take(c, "\"") == 0 || take(c, "\\") == 0)
+				ch = (uint8_t)c->p[-1];
+			else if (take(c, "u00") != 0 || c->end - c->p < 2 ||
+				 lab3_parse_hex(c->p, &ch, 1) != 0 || ch == 0)
+				return -1;
+			else
+				c->p += 2;
+		}
+		if (n + 1 >= size)
+			return -1;
+		out[n++] = (char)ch;
+	}
+	out[n] = '\0';
+	return take(c, "\"");
+}
+
+/* take_u64: a decimal number as printf's %llu writes it, or null (1). */
+static int take_u64(struct cursor *c, uint64_t *v)
+{
+	const char *start = c->p;
+
+	*v = 0;
+	if (take(c, "null") == 0)
+		return 1;
+	while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
+		unsigned digit = (unsigned)(*c->p++ - '0');
+
+		if (*v > (UINT64_MAX - digit) / 10)
+			return -1;
+		*v = *v * 10 + digit;
+	}
+	if (c->p == start || (start[0] == '0' && c->p - start > 1))
+		return -1;
+	return 0;
+}
+
+/* is_utc_time: whether S has the form of the ledger's times,
+ * "2026-11-22T20:31:05Z". */
+static int is_utc_time(const char *s)
+{
+	static const char form[] = "dddd-dd-ddTdd:dd:ddZ";
+
+	for (size_t i = 0; i < sizeof(form); i++) {
+		if (form[i] == 'd' ? (s[i] < '0' || s[i] > '9') :
+		    s[i] != form[i])
+			return 0;
+	}
+	return 1;
+}
+
+/* parse_who: the fields time, peer and id. */
+static int parse_who(struct cursor *c, struct lab3_ledger_entry *e)
+{
+	char peer[256], why[128];
+	int id_null;
+
+	if (take(c, "{\"time\":") != 0 ||
+	    take_string(c, e->time, sizeof(e->time)) != 0 ||
+	    !is_utc_time(e->time))
+		return -1;
+	if (take(c, ",\"peer\":") != 0 ||
+	    take_string(c, peer, sizeof(peer)) != 0 || peer[0] == '\0')
+		return -1;
+	if (take(c, ",\"id\":") != 0)
+		return -1;
+	id_null = take_string(c, e->id, sizeof(e->id));
+	if (id_null < 0 || (id_null == 0 &&
+	    lab3_check_id(e->id, strlen(e->id), why, sizeof(why)) != 0))
+		return -1;
+	return 0;
+}
+
+/* parse_file: the fields file, bytes and sha256: the hash and the length
+ * come together with FILE_INFO, the name with them or not at all. */
+static int parse_file(struct cursor *c)
+{
+	char name[LAB3_NAME_MAX + 1], hex[2 * LAB3_SHA256_LEN + 1];
+	char why[128];
+	uint8_t sha256[LAB3_SHA256_LEN];
+	int name_null, bytes_null, hash_null;
+	uint64_t bytes;
+
+	if (take(c, ",\"file\":") != 0)
+		return -1;
+	name_null = take_string(c, name, sizeof(name));
+	if (name_null < 0 || (name_null == 0 &&
+	    lab3_check_name(name, strlen(name), why, sizeof(why)) != 0))
+		return -1;
+	if (take(c, ",\"bytes\":") != 0)
+		return -1;
+	bytes_null = take_u64(c, &bytes);
+	if (bytes_null < 0 || take(c, ",\"sha256\":") != 0)
+		return -1;
+	hash_null = take_string(c, hex, sizeof(hex));
+	if (hash_null < 0 || (hash_null == 0 &&
+	    (strlen(hex) != 2 * LAB3_SHA256_LEN ||
+	     lab3_parse_hex(hex, sha256, LAB3_SHA256_LEN) != 0)))
+		return -1;
+	if (bytes_null != hash_null || (bytes_null && !name_null))
+		return -1;
+	return 0;
+}
+
+/* parse_outcome: the fields verdict, key_sent and error, and the end of
+ * the line.  A key goes only with a good verdict and an ID. */
+static int parse_outcome(struct cursor *c, struct lab3_ledger_entry *e)
+{
+	char verdict[8], error[LAB3_LEDGER_LINE_MAX];
+	int verdict_null;
+
+	if (take(c, ",\"verdict\":") != 0)
+		return -1;
+	verdict_null = take_string(c, verdict, sizeof(verdict));
+	if (verdict_null < 0)
+		return -1;
+	if (verdict_null)
+		e->verdict = -1;
+	else if (strcmp(verdict, "good") == 0)
+		e->verdict = LAB3_VERDICT_GOOD;
+	else if (strcmp(verdict, "bad") == 0)
+		e->verdict = LAB3_VERDICT_BAD;
+	else
+		return -1;
+	if (take(c, ",\"key_sent\":true") == 0)
+		e->key_sent = 1;
+	else if (take(c, ",\"key_sent\":false") == 0)
+		e->key_sent = 0;
+	else
+		return -1;
+	if (e->key_sent && (e->verdict != LAB3_VERDICT_GOOD || e->id[0] == 0))
+		return -1;
+	if (take(c, ",\"error\":") != 0 ||
+	    take_string(c, error, sizeof(error)) < 0 ||
+	    take(c, "}") != 0 || c->p != c->end)
+		return -1;
+	return 0;
+}
+
+/* lab3_ledger_parse: see ledger.h. */
+int lab3_ledger_parse(const char *line, size_t len,
+		      struct lab3_ledger_entry *entry)
+{
+	struct cursor c = { .p = line, .end = line + len };
+
+	memset(entry, 0, sizeof(*entry));
+	if (parse_who(&c, entry) != 0 || parse_file(&c) != 0 ||
+	    parse_outcome(&c, entry) != 0)
+		return -1;
+	return 0;
+}
+
+/* Whether read_line() found a line, one too long to keep, or the end. */
+enum line_kind {
+	LINE_END,
+	LINE_OK,
+	LINE_TOO_LONG,
+};
+
+/* read_line: the next line of IN, without its newline, into BUF of SIZE
+ * bytes (no NUL added), its length in *LEN.  A last line without a newline
+ * is a line too.  A line longer than SIZE is read to its end but not
+ * kept. */
+static enum line_kind read_line(FILE *in, char *buf, size_t size,
+				size_t *len)
+{
+	int ch, any = 0, too_long = 0;
+
+	*len = 0;
+	while ((ch = getc(in)) != EOF && ch != '\n') {
+		any = 1;
+		if (*len < size)
+			buf[(*len)++] = (char)ch;
+		else
+			too_long = 1;
+	}
+	if (ch == EOF && !any)
+		return LINE_END;
+	return too_long ? LINE_TOO_LONG : LINE_OK;
+}
+
+/* summary_id: the summary's entry for ID, added in its sorted place if it
+ * is new; NULL when memory runs out. */
+static struct lab3_ledger_id *summary_id(struct lab3_ledger_summary *sum,
+					 const char *id)
+{
+	size_t lo = 0, hi = sum->nids;
+	struct lab3_ledger_id *ids;
+
+	while (lo < hi) {		/* binary search */
+		size_t mid = lo + (hi - lo) / 2;
+		int cmp = strcmp(sum->ids[mid].id, id);
+
+		if (cmp == 0)
+			return &sum->ids[mid];
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (sum->nids == sum->capacity) {
+		size_t capacity = sum->capacity ? 2 * sum->capacity : 64;
+
+		ids = realloc(sum->ids, capacity * sizeof(*ids));
+		if (ids == NULL)
+			return NULL;
+		sum->ids = ids;
+		sum->capacity = capacity;
+	}
+	memmove(&sum->ids[lo + 1], &sum->ids[lo],
+		(sum->nids - lo) * sizeof(*sum->ids));
+	sum->nids++;
+	memset(&sum->ids[lo], 0, sizeof(sum->ids[lo]));
+	snprintf(sum->ids[lo].id, sizeof(sum->ids[lo].id), "%s", id);
+	return &sum->ids[lo];
+}
+
+/* summary_add: count the record ENTRY in SUM; -ENOMEM if memory runs
+ * out.  Times of one form compare as strings. */
+static int summary_add(struct lab3_ledger_summary *sum,
+		       const struct lab3_ledger_entry *entry)
+{
+	struct lab3_ledger_id *id;
+
+	sum->records++;
+	if (entry->id[0] == '\0') {
+		sum->without_id++;
+		return 0;
+	}
+	id = summary_id(sum, entry->id);
+	if (id == NULL)
+		return -ENOMEM;
+	id->attempts++;
+	if (entry->verdict == LAB3_VERDICT_GOOD && entry->key_sent &&
+	    (id->first_success[0] == '\0' ||
+	     strcmp(entry->time, id->first_success) < 0))
+		memcpy(id->first_success, entry->time, LAB3_TIME_LEN);
+	return 0;
+}
+
+/* lab3_ledger_summarize: see ledger.h. */
+int lab3_ledger_summarize(FILE *in, struct lab3_ledger_summary *sum)
+{
+	char line[LAB3_LEDGER_LINE_MAX];
+	struct lab3_ledger_entry entry;
+	enum line_kind kind;
+	size_t len;
+	int ret;
+
+	memset(sum, 0, sizeof(*sum));
+	errno = 0;
+	while ((kind = read_line(in, line, sizeof(line), &len)) != LINE_END) {
+		if (kind == LINE_TOO_LONG ||
+		    lab3_ledger_parse(line, len, &entry) != 0) {
+			sum->unreadable++;
+			continue;
+		}
+		ret = summary_add(sum, &entry);
+		if (ret != 0)
+			return ret;
+	}
+	if (ferror(in))
+		return errno != 0 ? -errno : -EIO;
+	return 0;
+}
+
+/* lab3_ledger_summary_free: see ledger.h. */
+void lab3_ledger_summary_free(struct lab3_ledger_summary *sum)
+{
+	free(sum->ids);
+	sum->ids = NULL;
+	sum->nids = 0;
+	sum->capacity = 0;
+}
