@@ -9,6 +9,7 @@
 #   make soak       SOAK_SESSIONS (default 300) mixed sessions, no growth;
 #                   then `make valgrind`
 #   make valgrind   one good session under valgrind's memcheck, each side
+#   make sparse     check the wire format's byte order with sparse
 #   make install    build, then install the programs and their man pages
 #                   under $(DESTDIR)$(PREFIX) (PREFIX defaults to /usr/local)
 #   make uninstall  remove exactly what `make install` installed
@@ -39,7 +40,8 @@ FUZZERS = tests/fuzz_decode tests/fuzz_receiver
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 TEST_PROGRAMS = tests/unit $(FUZZERS) tests/evil-sender tests/evil-receiver
 
-.PHONY: all deps test demo bench fuzz soak valgrind install uninstall clean
+.PHONY: all deps test demo bench fuzz soak valgrind sparse install uninstall \
+	clean
 
 all: $(PROGRAMS)
 
@@ -101,6 +103,15 @@ soak: deps
 valgrind: deps
 	@$(MAKE) --no-print-directory $(VALGRIND_PROGRAMS)
 	scripts/rxe-run bash tests/e2e/valgrind.sh
+
+# sparse checks the byte order of the wire format: no __be16/__be32/__be64
+# field of protocol.h is read or written without its conversion.
+SPARSE_SOURCES = sender.c receiver.c common.c json.c ledger.c
+sparse:
+	@for f in $(SPARSE_SOURCES); do \
+		sparse -Wbitwise -Wsparse-error -std=gnu11 $(PKG_CFLAGS) $$f \
+			|| exit 1; \
+	done
 
 deps:
 	@scripts/install-deps

@@ -740,7 +740,7 @@ int lab3_listen(struct lab3_listener *listener, const char *addr,
 			 "rdma_listen: %s", strerror(errno));
 		return ret;
 	}
-	*bound_port = ntohs(rdma_get_src_port(listener->id));
+	*bound_port = lab3_be16toh(rdma_get_src_port(listener->id));
 	return 0;
 }
 
@@ -877,7 +877,8 @@ const char *lab3_addr_name(struct rdma_cm_id *id, int peer, char *buf,
 		return buf;
 	}
 	sa = peer ? rdma_get_peer_addr(id) : rdma_get_local_addr(id);
-	port = ntohs(peer ? rdma_get_dst_port(id) : rdma_get_src_port(id));
+	port = lab3_be16toh(peer ? rdma_get_dst_port(id) :
+			    rdma_get_src_port(id));
 	if (sa->sa_family == AF_INET)
 		inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr,
 			  host, sizeof(host));

@@ -71,6 +71,7 @@
 #define LAB3_PROTOCOL_H
 
 #include <endian.h>
+#include <linux/types.h>	/* __be16, __be32, __be64 */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -115,18 +116,22 @@ enum lab3_error_code {
 };
 #define LAB3_ERR_LAST LAB3_ERR_INTERNAL
 
-/* ---- Wire format: big-endian fields, one fixed size per type ---- */
+/* ---- Wire format: big-endian fields, one fixed size per type ----
+ *
+ * Multi-byte fields are __be16/__be32/__be64 (linux/types.h): big-endian
+ * on the wire, read and written only through be*toh()/htobe*(), as sparse
+ * (`make sparse`) checks. */
 
 struct lab3_wire_header {
-	uint32_t magic;			/* LAB3_MAGIC */
+	__be32 magic;			/* LAB3_MAGIC */
 	uint8_t version;		/* LAB3_VERSION */
 	uint8_t type;			/* enum lab3_msg_type */
-	uint16_t body_len;		/* bytes after this header */
+	__be16 body_len;		/* bytes after this header */
 };
 
 struct lab3_wire_file_info {		/* step 1, sender -> receiver */
 	struct lab3_wire_header hdr;
-	uint64_t length;		/* file length in bytes */
+	__be64 length;			/* file length in bytes */
 	uint8_t sha256[LAB3_SHA256_LEN];	/* of the whole file */
 	uint8_t name_len;		/* 0: no name given */
 	char name[LAB3_NAME_MAX];	/* base name, not NUL-terminated */
@@ -134,17 +139,17 @@ struct lab3_wire_file_info {		/* step 1, sender -> receiver */
 
 struct lab3_wire_region {		/* step 2, receiver -> sender */
 	struct lab3_wire_header hdr;
-	uint64_t addr;			/* remote address for RDMA WRITE */
-	uint64_t length;		/* bytes writable from addr */
-	uint64_t offset;		/* file offset of the chunk */
-	uint32_t rkey;			/* remote key of the region */
-	uint32_t reserved;		/* zero */
+	__be64 addr;			/* remote address for RDMA WRITE */
+	__be64 length;			/* bytes writable from addr */
+	__be64 offset;			/* file offset of the chunk */
+	__be32 rkey;			/* remote key of the region */
+	__be32 reserved;		/* zero */
 };
 
 struct lab3_wire_done {			/* step 3, sender -> receiver */
 	struct lab3_wire_header hdr;
-	uint64_t offset;		/* the chunk's file offset */
-	uint64_t bytes;			/* bytes written into it */
+	__be64 offset;			/* the chunk's file offset */
+	__be64 bytes;			/* bytes written into it */
 };
 
 struct lab3_wire_verdict {		/* step 4, receiver -> sender */
@@ -227,6 +232,46 @@ struct lab3_msg {
 		} error;
 	};
 };
+
+/* Byte order.  htobe64() and its kin take and return plain integers;
+ * these wrappers say in their types which side is big-endian, so that
+ * sparse (`make sparse`) reports any wire field used without conversion.
+ * (force tells sparse that the cast between the two is meant.) */
+#ifdef __CHECKER__
+#define LAB3_FORCE __attribute__((force))
+#else
+#define LAB3_FORCE
+#endif
+
+static inline __be16 lab3_htobe16(uint16_t v)
+{
+	return (LAB3_FORCE __be16)htobe16(v);
+}
+
+static inline __be32 lab3_htobe32(uint32_t v)
+{
+	return (LAB3_FORCE __be32)htobe32(v);
+}
+
+static inline __be64 lab3_htobe64(uint64_t v)
+{
+	return (LAB3_FORCE __be64)htobe64(v);
+}
+
+static inline uint16_t lab3_be16toh(__be16 v)
+{
+	return be16toh((LAB3_FORCE uint16_t)v);
+}
+
+static inline uint32_t lab3_be32toh(__be32 v)
+{
+	return be32toh((LAB3_FORCE uint32_t)v);
+}
+
+static inline uint64_t lab3_be64toh(__be64 v)
+{
+	return be64toh((LAB3_FORCE uint64_t)v);
+}
 
 /* lab3_msg_type_name: the name of a message type, for messages and traces. */
 static inline const char *lab3_msg_type_name(int type)
@@ -346,10 +391,10 @@ static inline size_t lab3_encode(const struct lab3_msg *msg,
 	if (size == 0)
 		return 0;
 	memset(wire, 0, sizeof(*wire));
-	wire->hdr.magic = htobe32(LAB3_MAGIC);
+	wire->hdr.magic = lab3_htobe32(LAB3_MAGIC);
 	wire->hdr.version = LAB3_VERSION;
 	wire->hdr.type = (uint8_t)msg->type;
-	wire->hdr.body_len = htobe16((uint16_t)(size - sizeof(wire->hdr)));
+	wire->hdr.body_len = lab3_htobe16((uint16_t)(size - sizeof(wire->hdr)));
 
 	switch (msg->type) {
 	case LAB3_MSG_FILE_INFO:
@@ -357,21 +402,21 @@ static inline size_t lab3_encode(const struct lab3_msg *msg,
 			      sizeof(msg->file_info.name));
 		if (len > LAB3_NAME_MAX)
 			return 0;
-		wire->file_info.length = htobe64(msg->file_info.length);
+		wire->file_info.length = lab3_htobe64(msg->file_info.length);
 		memcpy(wire->file_info.sha256, msg->file_info.sha256,
 		       LAB3_SHA256_LEN);
 		wire->file_info.name_len = (uint8_t)len;
 		memcpy(wire->file_info.name, msg->file_info.name, len);
 		break;
 	case LAB3_MSG_REGION:
-		wire->region.addr = htobe64(msg->region.addr);
-		wire->region.length = htobe64(msg->region.length);
-		wire->region.offset = htobe64(msg->region.offset);
-		wire->region.rkey = htobe32(msg->region.rkey);
+		wire->region.addr = lab3_htobe64(msg->region.addr);
+		wire->region.length = lab3_htobe64(msg->region.length);
+		wire->region.offset = lab3_htobe64(msg->region.offset);
+		wire->region.rkey = lab3_htobe32(msg->region.rkey);
 		break;
 	case LAB3_MSG_DONE:
-		wire->done.offset = htobe64(msg->done.offset);
-		wire->done.bytes = htobe64(msg->done.bytes);
+		wire->done.offset = lab3_htobe64(msg->done.offset);
+		wire->done.bytes = lab3_htobe64(msg->done.bytes);
 		break;
 	case LAB3_MSG_VERDICT:
 		wire->verdict.verdict = (uint8_t)msg->verdict.verdict;
@@ -409,7 +454,7 @@ static inline int lab3_decode_body(const union lab3_wire_msg *wire,
 
 	switch (msg->type) {
 	case LAB3_MSG_FILE_INFO:
-		msg->file_info.length = be64toh(wire->file_info.length);
+		msg->file_info.length = lab3_be64toh(wire->file_info.length);
 		memcpy(msg->file_info.sha256, wire->file_info.sha256,
 		       LAB3_SHA256_LEN);
 		len = wire->file_info.name_len;
@@ -425,14 +470,14 @@ static inline int lab3_decode_body(const union lab3_wire_msg *wire,
 				 "REGION reserved field not zero");
 			return -1;
 		}
-		msg->region.addr = be64toh(wire->region.addr);
-		msg->region.length = be64toh(wire->region.length);
-		msg->region.offset = be64toh(wire->region.offset);
-		msg->region.rkey = be32toh(wire->region.rkey);
+		msg->region.addr = lab3_be64toh(wire->region.addr);
+		msg->region.length = lab3_be64toh(wire->region.length);
+		msg->region.offset = lab3_be64toh(wire->region.offset);
+		msg->region.rkey = lab3_be32toh(wire->region.rkey);
 		return 0;
 	case LAB3_MSG_DONE:
-		msg->done.offset = be64toh(wire->done.offset);
-		msg->done.bytes = be64toh(wire->done.bytes);
+		msg->done.offset = lab3_be64toh(wire->done.offset);
+		msg->done.bytes = lab3_be64toh(wire->done.bytes);
 		return 0;
 	case LAB3_MSG_VERDICT:
 		if (wire->verdict.verdict != LAB3_VERDICT_BAD &&
@@ -503,9 +548,9 @@ static inline int lab3_decode(const void *buf, size_t byte_len,
 	}
 	memset(&wire, 0, sizeof(wire));
 	memcpy(&wire, buf, byte_len);
-	if (be32toh(wire.hdr.magic) != LAB3_MAGIC) {
+	if (lab3_be32toh(wire.hdr.magic) != LAB3_MAGIC) {
 		snprintf(why, why_len, "bad magic 0x%08x (not a Lab 3 peer?)",
-			 be32toh(wire.hdr.magic));
+			 lab3_be32toh(wire.hdr.magic));
 		return -1;
 	}
 	if (wire.hdr.version != LAB3_VERSION) {
@@ -520,10 +565,10 @@ static inline int lab3_decode(const void *buf, size_t byte_len,
 		return -1;
 	}
 	if (byte_len != size ||
-	    be16toh(wire.hdr.body_len) != size - sizeof(wire.hdr)) {
+	    lab3_be16toh(wire.hdr.body_len) != size - sizeof(wire.hdr)) {
 		snprintf(why, why_len, "%s message of %zu bytes (body %u), "
 			 "expected %zu", lab3_msg_type_name(wire.hdr.type),
-			 byte_len, be16toh(wire.hdr.body_len), size);
+			 byte_len, lab3_be16toh(wire.hdr.body_len), size);
 		return -1;
 	}
 	memset(msg, 0, sizeof(*msg));
