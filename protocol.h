@@ -379,6 +379,22 @@ static inline int lab3_all_zero(const void *p, size_t len)
 	return 1;
 }
 
+/* lab3_encode_file_info: the body of FILE_INFO; -1 if the name is too
+ * long. */
+static inline int lab3_encode_file_info(const struct lab3_msg *msg,
+					struct lab3_wire_file_info *wire)
+{
+	size_t len = strnlen(msg->file_info.name, sizeof(msg->file_info.name));
+
+	if (len > LAB3_NAME_MAX)
+		return -1;
+	wire->length = lab3_htobe64(msg->file_info.length);
+	memcpy(wire->sha256, msg->file_info.sha256, LAB3_SHA256_LEN);
+	wire->name_len = (uint8_t)len;
+	memcpy(wire->name, msg->file_info.name, len);
+	return 0;
+}
+
 /* lab3_encode: write MSG in wire form into WIRE and return its size, or 0
  * if MSG cannot be encoded (unknown type, or a string too long).  Unused
  * bytes are zero, so nothing of this process's memory leaks out. */
@@ -398,15 +414,8 @@ static inline size_t lab3_encode(const struct lab3_msg *msg,
 
 	switch (msg->type) {
 	case LAB3_MSG_FILE_INFO:
-		len = strnlen(msg->file_info.name,
-			      sizeof(msg->file_info.name));
-		if (len > LAB3_NAME_MAX)
+		if (lab3_encode_file_info(msg, &wire->file_info) != 0)
 			return 0;
-		wire->file_info.length = lab3_htobe64(msg->file_info.length);
-		memcpy(wire->file_info.sha256, msg->file_info.sha256,
-		       LAB3_SHA256_LEN);
-		wire->file_info.name_len = (uint8_t)len;
-		memcpy(wire->file_info.name, msg->file_info.name, len);
 		break;
 	case LAB3_MSG_REGION:
 		wire->region.addr = lab3_htobe64(msg->region.addr);
@@ -442,6 +451,47 @@ static inline size_t lab3_encode(const struct lab3_msg *msg,
 		break;
 	}
 	return size;
+}
+
+/* lab3_decode_verdict: VERDICT's body: good or bad, reserved bytes zero. */
+static inline int lab3_decode_verdict(const struct lab3_wire_verdict *wire,
+				      struct lab3_msg *msg,
+				      char *why, size_t why_len)
+{
+	if (wire->verdict != LAB3_VERDICT_BAD &&
+	    wire->verdict != LAB3_VERDICT_GOOD) {
+		snprintf(why, why_len, "verdict %u is neither good nor bad",
+			 wire->verdict);
+		return -1;
+	}
+	if (!lab3_all_zero(wire->reserved, sizeof(wire->reserved))) {
+		snprintf(why, why_len, "VERDICT reserved bytes not zero");
+		return -1;
+	}
+	msg->verdict.verdict = (enum lab3_verdict)wire->verdict;
+	return 0;
+}
+
+/* lab3_decode_error: ERROR's body: a known code, a printable reason. */
+static inline int lab3_decode_error(const struct lab3_wire_error *wire,
+				    struct lab3_msg *msg,
+				    char *why, size_t why_len)
+{
+	size_t len = wire->reason_len;
+
+	if (wire->code < 1 || wire->code > LAB3_ERR_LAST) {
+		snprintf(why, why_len, "ERROR code %u is unknown", wire->code);
+		return -1;
+	}
+	if (len > LAB3_REASON_MAX ||
+	    lab3_check_text(wire->reason, len) != 0) {
+		snprintf(why, why_len, "ERROR reason is not printable text");
+		return -1;
+	}
+	msg->error.code = (enum lab3_error_code)wire->code;
+	memcpy(msg->error.reason, wire->reason, len);
+	msg->error.reason[len] = '\0';
+	return 0;
 }
 
 /* lab3_decode_body: decode the body of a message whose header and size
@@ -480,21 +530,7 @@ static inline int lab3_decode_body(const union lab3_wire_msg *wire,
 		msg->done.bytes = lab3_be64toh(wire->done.bytes);
 		return 0;
 	case LAB3_MSG_VERDICT:
-		if (wire->verdict.verdict != LAB3_VERDICT_BAD &&
-		    wire->verdict.verdict != LAB3_VERDICT_GOOD) {
-			snprintf(why, why_len,
-				 "verdict %u is neither good nor bad",
-				 wire->verdict.verdict);
-			return -1;
-		}
-		if (!lab3_all_zero(wire->verdict.reserved,
-				   sizeof(wire->verdict.reserved))) {
-			snprintf(why, why_len,
-				 "VERDICT reserved bytes not zero");
-			return -1;
-		}
-		msg->verdict.verdict = (enum lab3_verdict)wire->verdict.verdict;
-		return 0;
+		return lab3_decode_verdict(&wire->verdict, msg, why, why_len);
 	case LAB3_MSG_ID:
 		len = wire->id.id_len;
 		if (lab3_check_id(wire->id.id, len, why, why_len) != 0)
@@ -506,22 +542,7 @@ static inline int lab3_decode_body(const union lab3_wire_msg *wire,
 		memcpy(msg->key.key, wire->key.key, LAB3_KEY_LEN);
 		return 0;
 	case LAB3_MSG_ERROR:
-		len = wire->error.reason_len;
-		if (wire->error.code < 1 || wire->error.code > LAB3_ERR_LAST) {
-			snprintf(why, why_len, "ERROR code %u is unknown",
-				 wire->error.code);
-			return -1;
-		}
-		if (len > LAB3_REASON_MAX ||
-		    lab3_check_text(wire->error.reason, len) != 0) {
-			snprintf(why, why_len,
-				 "ERROR reason is not printable text");
-			return -1;
-		}
-		msg->error.code = (enum lab3_error_code)wire->error.code;
-		memcpy(msg->error.reason, wire->error.reason, len);
-		msg->error.reason[len] = '\0';
-		return 0;
+		return lab3_decode_error(&wire->error, msg, why, why_len);
 	}
 	snprintf(why, why_len, "message type %d is unknown", (int)msg->type);
 	return -1;

@@ -197,14 +197,17 @@ static void usage(void)
 
 /* ---- Session failures ---- */
 
-/* fail: end the session: record why (for the summary line) and tell the
- * sender with an ERROR of CODE, when the connection still allows. */
-static enum session_state fail(struct session *s, enum lab3_error_code code,
-			       const char *fmt, ...)
+/* give_up: end the session: record why (for the summary line) and tell
+ * the sender with an ERROR of CODE, when the connection still allows.
+ * (The sender's fail() only prints: the receiver has a peer to tell.) */
+static enum session_state give_up(struct session *s,
+				  enum lab3_error_code code,
+				  const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static enum session_state fail(struct session *s, enum lab3_error_code code,
-			       const char *fmt, ...)
+static enum session_state give_up(struct session *s,
+				  enum lab3_error_code code,
+				  const char *fmt, ...)
 {
 	va_list ap;
 
@@ -215,12 +218,12 @@ static enum session_state fail(struct session *s, enum lab3_error_code code,
 	return SESSION_FAILED;
 }
 
-/* fail_conn: a message could not be sent or received; conn.err says why.
+/* conn_failed: a message could not be sent or received; conn.err says why.
  * A malformed message is the sender's protocol error. */
-static enum session_state fail_conn(struct session *s, int ret)
+static enum session_state conn_failed(struct session *s, int ret)
 {
 	if (ret == -EPROTO)
-		return fail(s, LAB3_ERR_PROTOCOL, "%s", s->conn.err);
+		return give_up(s, LAB3_ERR_PROTOCOL, "%s", s->conn.err);
 	snprintf(s->error, sizeof(s->error), "%s", s->conn.err);
 	return SESSION_FAILED;
 }
@@ -240,7 +243,7 @@ static enum session_state judge(struct session *s, enum session_state state,
 		return SESSION_FAILED;
 	}
 	if (ret != 0)
-		return fail(s, (enum lab3_error_code)ret, "%s", why);
+		return give_up(s, (enum lab3_error_code)ret, "%s", why);
 	return state;
 }
 
@@ -252,7 +255,7 @@ static enum session_state receive(struct session *s, enum session_state state,
 	int ret = lab3_recv_msg(&s->conn, msg, wait_ms);
 
 	if (ret != 0)
-		return fail_conn(s, ret);
+		return conn_failed(s, ret);
 	return judge(s, state, msg);
 }
 
@@ -286,13 +289,13 @@ static int open_tmp_file(struct session *s)
 	if (snprintf(s->tmp_path, sizeof(s->tmp_path),
 		     "%s/.lab3-partial-XXXXXX", dir) >=
 	    (int)sizeof(s->tmp_path)) {
-		fail(s, LAB3_ERR_INTERNAL, "%.120s: path too long", dir);
+		give_up(s, LAB3_ERR_INTERNAL, "%.120s: path too long", dir);
 		return -1;
 	}
 	s->tmp_fd = mkstemp(s->tmp_path);
 	if (s->tmp_fd < 0) {
-		fail(s, LAB3_ERR_INTERNAL, "cannot save into %.120s: %s", dir,
-		     strerror(errno));
+		give_up(s, LAB3_ERR_INTERNAL, "cannot save into %.120s: %s",
+			dir, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -318,14 +321,15 @@ static int setup_windows(struct session *s)
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 		if (buf == MAP_FAILED) {
-			fail(s, LAB3_ERR_RESOURCES, "cannot allocate a window "
-			     "of %llu bytes", (unsigned long long)size);
+			give_up(s, LAB3_ERR_RESOURCES, "cannot allocate a "
+				"window of %llu bytes",
+				(unsigned long long)size);
 			return -1;
 		}
 		s->windows[i].buf = buf;
 	}
 	if (lab3_sha256_begin(&s->hash) != 0) {
-		fail(s, LAB3_ERR_INTERNAL, "cannot start SHA-256");
+		give_up(s, LAB3_ERR_INTERNAL, "cannot start SHA-256");
 		return -1;
 	}
 	if (s->opt->out_dir != NULL)
@@ -499,7 +503,7 @@ static enum session_state recv_file_info(struct session *s)
 	int ret = lab3_recv_msg(&s->conn, &msg, 0);
 
 	if (ret != 0)
-		return fail_conn(s, ret);
+		return conn_failed(s, ret);
 	if (msg.type == LAB3_MSG_FILE_INFO) {
 		s->has_file_info = 1;
 		memcpy(s->sha256, msg.file_info.sha256, LAB3_SHA256_LEN);
@@ -537,8 +541,8 @@ static enum session_state send_region(struct session *s)
 					  IBV_ACCESS_LOCAL_WRITE |
 					  IBV_ACCESS_REMOTE_WRITE, &w->mr);
 			if (ret != 0)
-				return fail(s, LAB3_ERR_RESOURCES, "%s",
-					    s->conn.err);
+				return give_up(s, LAB3_ERR_RESOURCES, "%s",
+					       s->conn.err);
 			msg.region.addr = (uintptr_t)w->buf;
 			msg.region.rkey = w->mr->rkey;
 		}
@@ -546,7 +550,7 @@ static enum session_state send_region(struct session *s)
 		msg.region.offset = w->offset;
 		ret = lab3_send_msg(&s->conn, &msg);
 		if (ret != 0)
-			return fail_conn(s, ret);
+			return conn_failed(s, ret);
 	}
 	return RECV_DONE;
 }
@@ -580,10 +584,10 @@ static enum session_state store_chunk(struct session *s)
 		w->mr = NULL;
 	}
 	if (lab3_sha256_add(&s->hash, w->buf, w->length) != 0)
-		return fail(s, LAB3_ERR_INTERNAL, "cannot compute SHA-256");
+		return give_up(s, LAB3_ERR_INTERNAL, "cannot compute SHA-256");
 	if (s->tmp_fd >= 0 && write_all(s->tmp_fd, w->buf, w->length) != 0)
-		return fail(s, LAB3_ERR_INTERNAL, "cannot write %.120s: %s",
-			    s->tmp_path, strerror(errno));
+		return give_up(s, LAB3_ERR_INTERNAL, "cannot write %.120s: %s",
+			       s->tmp_path, strerror(errno));
 	/* Start writing it to disk now, so the fsync at the end is short. */
 	if (s->tmp_fd >= 0)
 		sync_file_range(s->tmp_fd, (off64_t)w->offset,
@@ -602,7 +606,7 @@ static enum session_state send_verdict(struct session *s)
 	int ret;
 
 	if (lab3_sha256_end(&s->hash, sha256) != 0)
-		return fail(s, LAB3_ERR_INTERNAL, "cannot compute SHA-256");
+		return give_up(s, LAB3_ERR_INTERNAL, "cannot compute SHA-256");
 	verdict = memcmp(sha256, s->sha256, LAB3_SHA256_LEN) == 0 ?
 		  LAB3_VERDICT_GOOD : LAB3_VERDICT_BAD;
 	lab3_rx_decide(&s->rx, verdict);
@@ -616,7 +620,7 @@ static enum session_state send_verdict(struct session *s)
 	msg.verdict.verdict = verdict;
 	ret = lab3_send_msg(&s->conn, &msg);
 	if (ret != 0)
-		return fail_conn(s, ret);
+		return conn_failed(s, ret);
 	return verdict == LAB3_VERDICT_GOOD ? RECV_ID : WAIT_DISCONNECT;
 }
 
@@ -641,7 +645,7 @@ static enum session_state send_key(struct session *s)
 	int ret;
 
 	if (lab3_key_for_id(s->secret, s->id, msg.key.key) != 0)
-		return fail(s, LAB3_ERR_INTERNAL, "cannot compute the key");
+		return give_up(s, LAB3_ERR_INTERNAL, "cannot compute the key");
 	if (s->ledger_fd >= 0 &&
 	    record_session(s, 1, s->error, sizeof(s->error)) != 0) {
 		lab3_send_error(&s->conn, LAB3_ERR_INTERNAL,
@@ -650,7 +654,7 @@ static enum session_state send_key(struct session *s)
 	}
 	ret = lab3_send_msg(&s->conn, &msg);
 	if (ret != 0)
-		return fail_conn(s, ret);
+		return conn_failed(s, ret);
 	s->key_sent = 1;
 	if (s->tmp_fd >= 0 && keep_file(s) != 0)
 		return SESSION_FAILED;
@@ -668,7 +672,7 @@ static enum session_state wait_disconnect(struct session *s)
 	if (ret == -ECONNRESET)
 		return SESSION_OVER;
 	if (ret != 0)
-		return fail_conn(s, ret);
+		return conn_failed(s, ret);
 	return judge(s, WAIT_DISCONNECT, &msg);	/* always refused */
 }
 
@@ -777,9 +781,70 @@ static int serve_one(struct lab3_listener *listener,
 
 /* ---- Command line ---- */
 
-/* parse_args: the command line into OPT, refusing serving options next
- * to --key-for (only -k goes with it), and any option next to
- * --ledger-summary.  --help and --version answer at once. */
+/* parse_number_option: -p, -m, -w, -n or -t (OPT_CHAR) with ARG into
+ * OPT, with its range checked; -1 after saying what is wrong. */
+static int parse_number_option(struct options *opt, int opt_char,
+			       const char *arg)
+{
+	switch (opt_char) {
+	case 'p':
+		if (lab3_parse_number(arg, 0, 65535) >= 0) {
+			opt->port = arg;
+			return 0;
+		}
+		fprintf(stderr, "receiver: -p %s: not a port number\n", arg);
+		return -1;
+	case 'm':
+		if (lab3_parse_size(arg, &opt->max_bytes) == 0)
+			return 0;
+		fprintf(stderr, "receiver: -m %s: not a byte count\n", arg);
+		return -1;
+	case 'w':
+		opt->window_size_given = 1;
+		if (lab3_parse_size(arg, &opt->window_size) == 0 &&
+		    opt->window_size >= WINDOW_SIZE_MIN &&
+		    opt->window_size <= LAB3_WINDOW_BYTES_MAX &&
+		    opt->window_size % 4096 == 0)
+			return 0;
+		fprintf(stderr, "receiver: -w %s: not a window size from 64K "
+			"to 1G, in pages\n", arg);
+		return -1;
+	case 'n':
+		opt->windows = (int)lab3_parse_number(arg, 2, LAB3_WINDOWS_MAX);
+		if (opt->windows >= 0)
+			return 0;
+		fprintf(stderr, "receiver: -n %s: not a number of windows "
+			"from 2 to %d\n", arg, LAB3_WINDOWS_MAX);
+		return -1;
+	default:	/* 't' */
+		opt->timeout_s = lab3_parse_seconds(arg);
+		if (opt->timeout_s >= 0)
+			return 0;
+		fprintf(stderr, "receiver: -t %s: not a number of seconds "
+			"from 1 to 3600\n", arg);
+		return -1;
+	}
+}
+
+/* check_modes: refuse serving options next to --key-for (only -k goes
+ * with it), and any option next to --ledger-summary. */
+static int check_modes(const struct options *opt, int serving_options)
+{
+	if (opt->key_for != NULL && serving_options) {
+		fprintf(stderr, "receiver: --key-for takes no option but -k\n");
+		return -1;
+	}
+	if (opt->ledger_summary != NULL && (serving_options ||
+	    opt->key_for != NULL || opt->secret_path != NULL)) {
+		fprintf(stderr, "receiver: --ledger-summary takes no other "
+			"option\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* parse_args: the command line into OPT, then check_modes().  --help and
+ * --version answer at once. */
 static int parse_args(struct options *opt, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -803,50 +868,9 @@ static int parse_args(struct options *opt, int argc, char **argv)
 		case 'K': opt->key_for = optarg; break;
 		case 'L': opt->ledger_summary = optarg; break;
 		case 'v': opt->verbose = 1; break;
-		case 'p':
-			if (lab3_parse_number(optarg, 0, 65535) < 0) {
-				fprintf(stderr, "receiver: -p %s: not a port "
-					"number\n", optarg);
+		case 'p': case 'm': case 'w': case 'n': case 't':
+			if (parse_number_option(opt, opt_char, optarg) != 0)
 				return -1;
-			}
-			opt->port = optarg;
-			break;
-		case 'm':
-			if (lab3_parse_size(optarg, &opt->max_bytes) != 0) {
-				fprintf(stderr, "receiver: -m %s: not a byte "
-					"count\n", optarg);
-				return -1;
-			}
-			break;
-		case 'w':
-			opt->window_size_given = 1;
-			if (lab3_parse_size(optarg, &opt->window_size) != 0 ||
-			    opt->window_size < WINDOW_SIZE_MIN ||
-			    opt->window_size > LAB3_WINDOW_BYTES_MAX ||
-			    opt->window_size % 4096 != 0) {
-				fprintf(stderr, "receiver: -w %s: not a window "
-					"size from 64K to 1G, in pages\n",
-					optarg);
-				return -1;
-			}
-			break;
-		case 'n':
-			opt->windows = (int)lab3_parse_number(optarg, 2,
-							     LAB3_WINDOWS_MAX);
-			if (opt->windows < 0) {
-				fprintf(stderr, "receiver: -n %s: not a number "
-					"of windows from 2 to %d\n", optarg,
-					LAB3_WINDOWS_MAX);
-				return -1;
-			}
-			break;
-		case 't':
-			opt->timeout_s = lab3_parse_seconds(optarg);
-			if (opt->timeout_s < 0) {
-				fprintf(stderr, "receiver: -t %s: not a number "
-					"of seconds from 1 to 3600\n", optarg);
-				return -1;
-			}
 			break;
 		case 'h':
 			usage();
@@ -864,17 +888,7 @@ static int parse_args(struct options *opt, int argc, char **argv)
 		usage();
 		return -1;
 	}
-	if (opt->key_for != NULL && serving_options) {
-		fprintf(stderr, "receiver: --key-for takes no option but -k\n");
-		return -1;
-	}
-	if (opt->ledger_summary != NULL && (serving_options ||
-	    opt->key_for != NULL || opt->secret_path != NULL)) {
-		fprintf(stderr, "receiver: --ledger-summary takes no other "
-			"option\n");
-		return -1;
-	}
-	return 0;
+	return check_modes(opt, serving_options);
 }
 
 /* fit_memlock: the windows are registered memory, which counts against
@@ -947,8 +961,72 @@ static void install_stop_handlers(sigset_t *orig)
 	sigdelset(orig, SIGTERM);
 }
 
+/* load_secret: the secret the keys derive from: -k, or ~/.lab3-secret,
+ * created on first use.  Returns 0, or an exit status after saying why. */
+static int load_secret(struct options *opt, uint8_t secret[LAB3_SECRET_LEN])
+{
+	static char path[PATH_MAX];
+	char err[LAB3_ERR_LEN];
+
+	if (opt->secret_path == NULL) {
+		const char *home = getenv("HOME");
+
+		if (home == NULL) {
+			fprintf(stderr, "receiver: HOME is not set; give the "
+				"secret file with -k\n");
+			return LAB3_EXIT_USAGE;
+		}
+		snprintf(path, sizeof(path), "%s/%s", home, DEFAULT_SECRET);
+		opt->secret_path = path;
+	}
+	if (lab3_load_secret(opt->secret_path, secret, err, sizeof(err)) != 0) {
+		fprintf(stderr, "receiver: %s\n", err);
+		return LAB3_EXIT_LOCAL;
+	}
+	return 0;
+}
+
+/* serve: listen, then serve one session after another until a stop
+ * signal; the exit status. */
+static int serve(struct options *opt, const uint8_t *secret, int ledger_fd)
+{
+	struct lab3_listener listener = { 0 };
+	char port[8], where[64];
+	sigset_t wait_mask;
+	uint16_t bound_port;
+	unsigned number = 0;
+	int status = LAB3_EXIT_OK;
+
+	if (opt->port[0] == '\0') {
+		snprintf(port, sizeof(port), "%d", LAB3_DEFAULT_PORT);
+		opt->port = port;
+	}
+	install_stop_handlers(&wait_mask);
+	listener.wait_sigmask = &wait_mask;
+	if (lab3_listen(&listener, opt->addr, opt->port, &bound_port) != 0) {
+		fprintf(stderr, "receiver: listen on %s:%s: %s\n",
+			opt->addr ? opt->addr : "*", opt->port, listener.err);
+		lab3_listener_destroy(&listener);
+		return LAB3_EXIT_CONNECTION;
+	}
+	printf("listening on %s\n",
+	       lab3_addr_name(listener.id, 0, where, sizeof(where)));
+	fflush(stdout);
+
+	while (!stop_requested) {
+		if (serve_one(&listener, opt, secret, ledger_fd,
+			      ++number) != 0) {
+			if (!stop_requested)
+				status = LAB3_EXIT_CONNECTION;
+			break;
+		}
+	}
+	lab3_listener_destroy(&listener);
+	return status;
+}
+
 /* main: the command line, the secret, then --key-for's one answer or
- * the serving loop until a stop signal; enum lab3_exit says how it ended. */
+ * serving until a stop signal; enum lab3_exit says how it ended. */
 int main(int argc, char **argv)
 {
 	struct options opt = {
@@ -958,35 +1036,18 @@ int main(int argc, char **argv)
 		.windows = DEFAULT_WINDOWS,
 		.timeout_s = LAB3_DEFAULT_TIMEOUT,
 	};
-	struct lab3_listener listener = { 0 };
 	uint8_t secret[LAB3_SECRET_LEN];
-	sigset_t wait_mask;
-	char secret_path[PATH_MAX], err[LAB3_ERR_LEN], port[8], where[64];
-	uint16_t bound_port;
-	unsigned number = 0;
+	char err[LAB3_ERR_LEN];
 	int ledger_fd = -1;
-	int status = LAB3_EXIT_OK;
+	int status;
 
 	if (parse_args(&opt, argc, argv) != 0)
 		return LAB3_EXIT_USAGE;
 	if (opt.ledger_summary != NULL)
 		return ledger_summary(opt.ledger_summary);
-	if (opt.secret_path == NULL) {
-		const char *home = getenv("HOME");
-
-		if (home == NULL) {
-			fprintf(stderr, "receiver: HOME is not set; give the "
-				"secret file with -k\n");
-			return LAB3_EXIT_USAGE;
-		}
-		snprintf(secret_path, sizeof(secret_path), "%s/%s", home,
-			 DEFAULT_SECRET);
-		opt.secret_path = secret_path;
-	}
-	if (lab3_load_secret(opt.secret_path, secret, err, sizeof(err)) != 0) {
-		fprintf(stderr, "receiver: %s\n", err);
-		return LAB3_EXIT_LOCAL;
-	}
+	status = load_secret(&opt, secret);
+	if (status != 0)
+		return status;
 	if (opt.key_for != NULL)
 		return key_for(opt.key_for, secret);
 
@@ -1003,32 +1064,9 @@ int main(int argc, char **argv)
 		}
 	}
 	if (fit_memlock(&opt, opt.window_size_given) != 0)
-		return LAB3_EXIT_LOCAL;
-	if (opt.port[0] == '\0') {
-		snprintf(port, sizeof(port), "%d", LAB3_DEFAULT_PORT);
-		opt.port = port;
-	}
-	install_stop_handlers(&wait_mask);
-	listener.wait_sigmask = &wait_mask;
-	if (lab3_listen(&listener, opt.addr, opt.port, &bound_port) != 0) {
-		fprintf(stderr, "receiver: listen on %s:%s: %s\n",
-			opt.addr ? opt.addr : "*", opt.port, listener.err);
-		lab3_listener_destroy(&listener);
-		return LAB3_EXIT_CONNECTION;
-	}
-	printf("listening on %s\n",
-	       lab3_addr_name(listener.id, 0, where, sizeof(where)));
-	fflush(stdout);
-
-	while (!stop_requested) {
-		if (serve_one(&listener, &opt, secret, ledger_fd,
-			      ++number) != 0) {
-			if (!stop_requested)
-				status = LAB3_EXIT_CONNECTION;
-			break;
-		}
-	}
-	lab3_listener_destroy(&listener);
+		status = LAB3_EXIT_LOCAL;
+	else
+		status = serve(&opt, secret, ledger_fd);
 	if (ledger_fd >= 0)
 		close(ledger_fd);
 	return status;

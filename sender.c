@@ -984,6 +984,27 @@ static void release_pieces(struct sender *s)
 
 /* ---- Command line ---- */
 
+/* take_id: the student's ID: ID (from -i) or else the login name,
+ * checked as the receiver will check it. */
+static int take_id(struct sender *s, const char *id)
+{
+	char why[128];
+
+	if (id == NULL)
+		id = default_id();
+	if (id == NULL) {
+		fprintf(stderr, "sender: cannot tell the login name; "
+			"give an ID with -i\n");
+		return -1;
+	}
+	if (lab3_check_id(id, strlen(id), why, sizeof(why)) != 0) {
+		fprintf(stderr, "sender: -i: %s\n", why);
+		return -1;
+	}
+	snprintf(s->id, sizeof(s->id), "%s", id);
+	return 0;
+}
+
 /* parse_args: the command line: options, <ip> <port> <file>, and the ID
  * (the login name without -i), checked before anything else happens. */
 static int parse_args(struct sender *s, int argc, char **argv)
@@ -995,7 +1016,6 @@ static int parse_args(struct sender *s, int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *id = NULL;
-	char why[128];
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "hi:qt:v", longopts,
@@ -1044,20 +1064,7 @@ static int parse_args(struct sender *s, int argc, char **argv)
 		 strchr(s->host, ':') && s->host[0] != '[' ? "[%.*s]:%.*s" :
 		 "%.*s:%.*s", 200, s->host, 20, s->port);
 	s->path = argv[optind + 2];
-
-	if (id == NULL)
-		id = default_id();
-	if (id == NULL) {
-		fprintf(stderr, "sender: cannot tell the login name; "
-			"give an ID with -i\n");
-		return -1;
-	}
-	if (lab3_check_id(id, strlen(id), why, sizeof(why)) != 0) {
-		fprintf(stderr, "sender: -i: %s\n", why);
-		return -1;
-	}
-	snprintf(s->id, sizeof(s->id), "%s", id);
-	return 0;
+	return take_id(s, id);
 }
 
 /* main: the whole run: the command line, the file, the lab's steps, the
