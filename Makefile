@@ -4,7 +4,7 @@
 #   make test       every test, over a real Soft-RoCE device (scripts/rxe-run)
 #   make demo       one transfer over the bed, showing the verdict and key
 #   make bench      the pair against ib_write_bw, rcopy and sha256sum
-#   make fuzz       fuzz the protocol decoder and the receiver's rules for
+#   make fuzz       fuzz the protocol decoder and both sides' rules for
 #                   FUZZ_SECONDS in all (default 60)
 #   make soak       SOAK_SESSIONS (default 300) mixed sessions, no growth;
 #                   then `make valgrind`
@@ -35,7 +35,7 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(PKG_CFLAGS) $(CFLAGS)
 
 PROGRAMS = sender receiver
-FUZZERS = tests/fuzz_decode tests/fuzz_receiver
+FUZZERS = tests/fuzz_decode tests/fuzz_receiver tests/fuzz_sender
 # make test builds on every core: the clang fuzzers alone take seconds.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 TEST_PROGRAMS = tests/unit $(FUZZERS) tests/evil-sender tests/evil-receiver
@@ -85,7 +85,7 @@ tests/vg-receiver: receiver.c common.c json.c ledger.c common.h protocol.h \
 # The fuzzer needs clang's libFuzzer; it always runs with ASan and UBSan.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
-tests/fuzz_%: tests/fuzz_%.c protocol.h
+tests/fuzz_%: tests/fuzz_%.c tests/fuzz.h protocol.h
 	$(FUZZ_CC) -std=gnu11 -g -O1 $(WARNINGS) \
 		-fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined -o $@ $<

@@ -811,4 +811,167 @@ static inline void lab3_rx_decide(struct lab3_rx *rx, enum lab3_verdict verdict)
 	rx->phase = verdict == LAB3_VERDICT_GOOD ? LAB3_RX_ID : LAB3_RX_HANG_UP;
 }
 
+/* ---- The sender's rules, as a pure function ----
+ *
+ * The sender's states are the lab's sequence, and which message it may
+ * take in each, and what the REGIONs it takes must say, follow from the
+ * file's size and how far the transfer has come.  As for the receiver,
+ * they live here, apart from any RDMA, to be read in one place and fuzzed
+ * (tests/fuzz_sender.c); sender.c runs one step function per state.
+ *
+ *   lab3_tx_begin   a new run, for a file of SIZE bytes
+ *   lab3_tx_sent    the step that sends (or connects, or writes) is done
+ *   lab3_tx_accept  a message arrived in a receiving state: take it, or
+ *                   say why not
+ *
+ * ERROR never reaches these rules: a receiver's ERROR ends the run as a
+ * refusal wherever it comes.
+ */
+
+/* The sender's states, in the lab's order. */
+enum lab3_tx_state {
+	LAB3_TX_CONNECT,	/* resolve, connect */
+	LAB3_TX_SEND_FILE_INFO,	/* step 1 */
+	LAB3_TX_RECV_REGION,	/* step 2: a window for the next chunk */
+	LAB3_TX_WRITE_CHUNK,	/* step 3: RDMA WRITE the chunk into it */
+	LAB3_TX_SEND_DONE,	/*         then DONE; the next REGION, or */
+	LAB3_TX_RECV_VERDICT,	/* step 4 */
+	LAB3_TX_SEND_ID,	/* step 5, after a good verdict */
+	LAB3_TX_RECV_KEY,	/* step 6 */
+	LAB3_TX_FINISHED,	/* the key came */
+	LAB3_TX_ENDED,		/* a bad verdict, or a refused message */
+};
+
+struct lab3_tx {
+	uint64_t size;			/* the file's length */
+	enum lab3_tx_state state;
+	struct lab3_msg region;		/* the REGION being written */
+	uint64_t next_offset;		/* where the next REGION must start */
+	uint64_t regions;		/* REGIONs taken */
+	int verdict;			/* enum lab3_verdict, or -1: none yet */
+};
+
+/* lab3_tx_state_name: STATE's name, for -v traces. */
+static inline const char *lab3_tx_state_name(enum lab3_tx_state state)
+{
+	static const char *const names[] = {
+		[LAB3_TX_CONNECT] = "CONNECT",
+		[LAB3_TX_SEND_FILE_INFO] = "SEND_FILE_INFO",
+		[LAB3_TX_RECV_REGION] = "RECV_REGION",
+		[LAB3_TX_WRITE_CHUNK] = "WRITE_CHUNK",
+		[LAB3_TX_SEND_DONE] = "SEND_DONE",
+		[LAB3_TX_RECV_VERDICT] = "RECV_VERDICT",
+		[LAB3_TX_SEND_ID] = "SEND_ID",
+		[LAB3_TX_RECV_KEY] = "RECV_KEY",
+		[LAB3_TX_FINISHED] = "FINISHED",
+		[LAB3_TX_ENDED] = "ENDED",
+	};
+
+	return state <= LAB3_TX_ENDED ? names[state] : "unknown";
+}
+
+/* lab3_tx_begin: a new run that sends a file of SIZE bytes. */
+static inline void lab3_tx_begin(struct lab3_tx *tx, uint64_t size)
+{
+	memset(tx, 0, sizeof(*tx));
+	tx->size = size;
+	tx->state = LAB3_TX_CONNECT;
+	tx->verdict = -1;
+}
+
+/* lab3_tx_sent: the current state's own work is done (connected, a
+ * message posted, a chunk's WRITEs posted): on to the next state.  After
+ * a DONE, that is the next REGION while the file has bytes left, else
+ * the verdict.  Nothing happens in a receiving state. */
+static inline void lab3_tx_sent(struct lab3_tx *tx)
+{
+	switch (tx->state) {
+	case LAB3_TX_CONNECT:
+		tx->state = LAB3_TX_SEND_FILE_INFO;
+		break;
+	case LAB3_TX_SEND_FILE_INFO:
+		tx->state = LAB3_TX_RECV_REGION;
+		break;
+	case LAB3_TX_WRITE_CHUNK:
+		tx->state = LAB3_TX_SEND_DONE;
+		break;
+	case LAB3_TX_SEND_DONE:
+		tx->next_offset += tx->region.region.length;
+		tx->state = tx->next_offset < tx->size ? LAB3_TX_RECV_REGION :
+			    LAB3_TX_RECV_VERDICT;
+		break;
+	case LAB3_TX_SEND_ID:
+		tx->state = LAB3_TX_RECV_KEY;
+		break;
+	default:
+		break;
+	}
+}
+
+/* lab3_tx_take_region: step 2.  A REGION must start where the last chunk
+ * ended, stay within the file and LAB3_WINDOW_BYTES_MAX, and be empty
+ * only for an empty file. */
+static inline int lab3_tx_take_region(struct lab3_tx *tx,
+				      const struct lab3_msg *msg,
+				      char *why, size_t why_len)
+{
+	uint64_t offset = msg->region.offset, length = msg->region.length;
+
+	if (offset != tx->next_offset || length > tx->size - tx->next_offset ||
+	    length > LAB3_WINDOW_BYTES_MAX || (length == 0 && tx->size > 0)) {
+		snprintf(why, why_len, "REGION of %llu bytes at offset %llu "
+			 "for a file of %llu, next offset %llu",
+			 (unsigned long long)length,
+			 (unsigned long long)offset,
+			 (unsigned long long)tx->size,
+			 (unsigned long long)tx->next_offset);
+		tx->state = LAB3_TX_ENDED;
+		return LAB3_ERR_PROTOCOL;
+	}
+	tx->region = *msg;
+	tx->regions++;
+	tx->state = LAB3_TX_WRITE_CHUNK;
+	return 0;
+}
+
+/* lab3_tx_accept: MSG arrived.  Returns 0 when it is the message the
+ * current state expects (and takes it: a REGION becomes tx->region, a
+ * VERDICT tx->verdict), or else LAB3_ERR_PROTOCOL with WHY saying why,
+ * which ends the run. */
+static inline int lab3_tx_accept(struct lab3_tx *tx, const struct lab3_msg *msg,
+				 char *why, size_t why_len)
+{
+	static const enum lab3_msg_type expected[LAB3_TX_ENDED + 1] = {
+		[LAB3_TX_RECV_REGION] = LAB3_MSG_REGION,
+		[LAB3_TX_RECV_VERDICT] = LAB3_MSG_VERDICT,
+		[LAB3_TX_RECV_KEY] = LAB3_MSG_KEY,
+	};
+	enum lab3_msg_type want = expected[tx->state];
+
+	if (want == 0 || msg->type != want) {
+		if (want == 0)
+			snprintf(why, why_len, "%s while the sender is in %s",
+				 lab3_msg_type_name(msg->type),
+				 lab3_tx_state_name(tx->state));
+		else
+			snprintf(why, why_len, "expected %s, got %s",
+				 lab3_msg_type_name(want),
+				 lab3_msg_type_name(msg->type));
+		tx->state = LAB3_TX_ENDED;
+		return LAB3_ERR_PROTOCOL;
+	}
+	switch (want) {
+	case LAB3_MSG_REGION:
+		return lab3_tx_take_region(tx, msg, why, why_len);
+	case LAB3_MSG_VERDICT:
+		tx->verdict = msg->verdict.verdict;
+		tx->state = tx->verdict == LAB3_VERDICT_GOOD ?
+			    LAB3_TX_SEND_ID : LAB3_TX_ENDED;
+		return 0;
+	default:			/* LAB3_MSG_KEY */
+		tx->state = LAB3_TX_FINISHED;
+		return 0;
+	}
+}
+
 #endif /* LAB3_PROTOCOL_H */

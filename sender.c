@@ -7,7 +7,9 @@
  *
  * Before any connection, the file is opened, hashed and mapped, so a
  * missing or unreadable file is reported at once.  Then the lab's sequence
- * (see protocol.h) is a line of states, one function each:
+ * (see protocol.h) is a line of states, one function each; the states and
+ * which message each may take are the sender's rules, lab3_tx_* at the end
+ * of protocol.h:
  *
  *   CONNECT         resolve the receiver's address and route, connect
  *   SEND_FILE_INFO  1. the file's length, SHA-256 and name
@@ -62,32 +64,6 @@ enum long_option {
 	OPT_VERSION,
 };
 
-enum sender_state {
-	CONNECT,
-	SEND_FILE_INFO,
-	RECV_REGION,
-	WRITE_CHUNK,
-	SEND_DONE,
-	RECV_VERDICT,
-	SEND_ID,
-	RECV_KEY,
-	FINISHED,
-	FAILED,
-};
-
-static const char *const state_names[] = {
-	[CONNECT] = "CONNECT",
-	[SEND_FILE_INFO] = "SEND_FILE_INFO",
-	[RECV_REGION] = "RECV_REGION",
-	[WRITE_CHUNK] = "WRITE_CHUNK",
-	[SEND_DONE] = "SEND_DONE",
-	[RECV_VERDICT] = "RECV_VERDICT",
-	[SEND_ID] = "SEND_ID",
-	[RECV_KEY] = "RECV_KEY",
-	[FINISHED] = "FINISHED",
-	[FAILED] = "FAILED",
-};
-
 /* A piece of the file in flight: an RDMA WRITE, whose registration is
  * held until it completes; or a chunk whose DONE has not completed. */
 struct piece {
@@ -122,8 +98,11 @@ struct sender {
 	struct lab3_msg inbox[LAB3_RECV_DEPTH];
 	int ninbox;
 
+	/* The lab's state machine and its rules (protocol.h): the state,
+	 * the REGION being written, where the next one must start. */
+	struct lab3_tx tx;
+
 	/* The transfer. */
-	struct lab3_msg region;		/* the REGION being written */
 	struct piece writes[LAB3_SEND_DEPTH];	/* WRITEs posted, oldest 1st */
 	int nwrites;
 	struct piece sent[LAB3_SEND_DEPTH];	/* DONEs posted, oldest first */
@@ -132,7 +111,6 @@ struct sender {
 	uint64_t pin_budget;		/* at most, under `ulimit -l` */
 	uint32_t piece_max;		/* bytes in one WRITE, at most */
 	int sq_used;			/* send-queue work not completed */
-	uint64_t next_offset;		/* file offset of the next chunk */
 	uint64_t bytes_done;		/* in chunks whose DONE completed */
 
 	/* The receiver's ERROR, if one came during the transfer. */
@@ -193,14 +171,14 @@ static void usage(void)
 }
 
 /* fail: print one line "sender: CONTEXT: MESSAGE", record the exit status
- * and the line (for --json), and return the FAILED state, so a step can
- * end with `return fail(...)`. */
-static enum sender_state fail(struct sender *s, enum lab3_exit status,
-			      const char *fmt, ...)
+ * and the line (for --json), and return -1, so a step can end with
+ * `return fail(...)`. */
+static int fail(struct sender *s, enum lab3_exit status, const char *fmt,
+		...)
 	__attribute__((format(printf, 3, 4)));
 
-static enum sender_state fail(struct sender *s, enum lab3_exit status,
-			      const char *fmt, ...)
+static int fail(struct sender *s, enum lab3_exit status, const char *fmt,
+		...)
 {
 	va_list ap;
 
@@ -209,7 +187,7 @@ static enum sender_state fail(struct sender *s, enum lab3_exit status,
 	va_end(ap);
 	fprintf(stderr, "sender: %s\n", s->error);
 	s->exit_status = status;
-	return FAILED;
+	return -1;
 }
 
 static void look_for_refusal(struct sender *s);
@@ -220,7 +198,7 @@ static void send_error(struct sender *s, enum lab3_error_code code,
  * sent an ERROR, its reason is what the user needs: a refusal.  Otherwise
  * timeouts, a lost peer and transport errors are connection errors, and a
  * malformed message is a protocol error. */
-static enum sender_state fail_conn(struct sender *s, int ret)
+static int fail_conn(struct sender *s, int ret)
 {
 	if (ret != -EPROTO && !s->refused)
 		look_for_refusal(s);
@@ -420,7 +398,7 @@ static void chunk_done(struct sender *s)
 	struct piece c = pop_piece(s->sent, &s->nsent);
 
 	s->bytes_done += c.length;
-	if (s->bytes_done == s->size && s->next_offset == s->size)
+	if (s->bytes_done == s->size && s->tx.next_offset == s->size)
 		s->t_written = now_s();
 	show_progress(s, 0);
 }
@@ -572,62 +550,35 @@ static void send_error(struct sender *s, enum lab3_error_code code,
 	memcpy(s->conn.err, err, sizeof(err));
 }
 
-/* expected_message: the one message type each receiving state accepts
- * (besides ERROR, which any state accepts and which ends the run). */
-static enum lab3_msg_type expected_message(enum sender_state state)
+/* protocol_error: the receiver's message broke the protocol: tell it,
+ * and fail. */
+static int protocol_error(struct sender *s, const char *why)
 {
-	switch (state) {
-	case RECV_REGION:	return LAB3_MSG_REGION;
-	case RECV_VERDICT:	return LAB3_MSG_VERDICT;
-	case RECV_KEY:		return LAB3_MSG_KEY;
-	default:		return 0;
-	}
+	send_error(s, LAB3_ERR_PROTOCOL, why);
+	return fail(s, LAB3_EXIT_PROTOCOL, "%s: protocol error: %s",
+		    s->where, why);
 }
 
-/* receive: the next message, which must be the one STATE expects, from
- * the inbox or, when it is empty, waiting up to WAIT_MS for it.  Returns
- * 0, or -1 after reporting why and recording the exit status. */
-static int receive(struct sender *s, enum sender_state state,
-		   struct lab3_msg *msg, int wait_ms)
+/* receive: the next message, from the inbox or, when it is empty, waiting
+ * up to WAIT_MS for it, and judged by the rules (lab3_tx_accept): it must
+ * be the one the current state expects.  Returns 0, or -1 after
+ * reporting why and recording the exit status. */
+static int receive(struct sender *s, struct lab3_msg *msg, int wait_ms)
 {
-	enum lab3_msg_type want = expected_message(state);
 	char why[LAB3_ERR_LEN];
 	int ret;
 
 	while (s->ninbox == 0) {
 		ret = pump(s, wait_ms);
-		if (ret != 0) {
-			fail_conn(s, ret);
-			return -1;
-		}
+		if (ret != 0)
+			return fail_conn(s, ret);
 	}
 	*msg = s->inbox[0];
 	s->ninbox--;
 	memmove(&s->inbox[0], &s->inbox[1], s->ninbox * sizeof(s->inbox[0]));
-	if (msg->type == LAB3_MSG_ERROR) {
-		fail(s, LAB3_EXIT_REFUSED, "the receiver refused: %s",
-		     msg->error.reason);
-		return -1;
-	}
-	if (msg->type != want) {
-		snprintf(why, sizeof(why), "expected %s, got %s",
-			 lab3_msg_type_name(want),
-			 lab3_msg_type_name(msg->type));
-		send_error(s, LAB3_ERR_PROTOCOL, why);
-		fail(s, LAB3_EXIT_PROTOCOL, "%s: protocol error: %s",
-		     s->where, why);
-		return -1;
-	}
+	if (lab3_tx_accept(&s->tx, msg, why, sizeof(why)) != 0)
+		return protocol_error(s, why);
 	return 0;
-}
-
-/* protocol_error: the receiver's message broke the protocol: tell it,
- * and fail. */
-static enum sender_state protocol_error(struct sender *s, const char *why)
-{
-	send_error(s, LAB3_ERR_PROTOCOL, why);
-	return fail(s, LAB3_EXIT_PROTOCOL, "%s: protocol error: %s",
-		    s->where, why);
 }
 
 /* check_file_size: fail if the file no longer has the size it was hashed
@@ -647,7 +598,7 @@ static int check_file_size(struct sender *s)
 
 /* connect_to_receiver: CONNECT, before step 1: resolve the receiver's
  * address and route, and connect. */
-static enum sender_state connect_to_receiver(struct sender *s)
+static int connect_to_receiver(struct sender *s)
 {
 	int ret = lab3_connect(&s->conn, s->host, s->port);
 
@@ -658,11 +609,12 @@ static enum sender_state connect_to_receiver(struct sender *s)
 	if (ret != 0)
 		return fail(s, LAB3_EXIT_CONNECTION, "connect to %s: %s",
 			    s->where, s->conn.err);
-	return SEND_FILE_INFO;
+	lab3_tx_sent(&s->tx);
+	return 0;
 }
 
 /* send_file_info: step 1, FILE_INFO: the file's length, SHA-256 and name. */
-static enum sender_state send_file_info(struct sender *s)
+static int send_file_info(struct sender *s)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_FILE_INFO };
 	int ret;
@@ -674,44 +626,33 @@ static enum sender_state send_file_info(struct sender *s)
 	ret = lab3_send_msg(&s->conn, &msg);
 	if (ret != 0)
 		return fail_conn(s, ret);
-	return RECV_REGION;
+	lab3_tx_sent(&s->tx);
+	return 0;
 }
 
 /* recv_region: step 2, REGION: a window for the next chunk of the file.
- * Its offset must be where the last chunk ended, and it must not reach
- * past the end of the file. */
-static enum sender_state recv_region(struct sender *s)
+ * The rules check that it starts where the last chunk ended and stays
+ * within the file. */
+static int recv_region(struct sender *s)
 {
-	struct lab3_msg *r = &s->region;
-	char why[LAB3_ERR_LEN];
+	const struct lab3_msg *r = &s->tx.region;
+	struct lab3_msg msg;
 	int wait_ms;
 
 	/* The receiver sends it once it has stored the chunk that was in
 	 * that window: allow for one chunk's worth of its time. */
 	wait_ms = lab3_wait_for_bytes(&s->conn, r->region.length);
-	if (receive(s, RECV_REGION, r, wait_ms) != 0)
-		return FAILED;
+	if (receive(s, &msg, wait_ms) != 0)
+		return -1;
 	if (s->t_first_region == 0)
 		s->t_first_region = now_s();
-	if (r->region.offset != s->next_offset ||
-	    r->region.length > s->size - s->next_offset ||
-	    r->region.length > LAB3_WINDOW_BYTES_MAX ||
-	    (r->region.length == 0 && s->size > 0)) {
-		snprintf(why, sizeof(why), "REGION of %llu bytes at offset "
-			 "%llu for a file of %llu, next offset %llu",
-			 (unsigned long long)r->region.length,
-			 (unsigned long long)r->region.offset,
-			 (unsigned long long)s->size,
-			 (unsigned long long)s->next_offset);
-		return protocol_error(s, why);
-	}
 	if (s->verbose)
 		fprintf(stderr, "sender: region addr=0x%llx length=%llu "
 			"rkey=0x%x offset=%llu\n",
 			(unsigned long long)r->region.addr,
 			(unsigned long long)r->region.length,
 			r->region.rkey, (unsigned long long)r->region.offset);
-	return WRITE_CHUNK;
+	return 0;
 }
 
 /* write_chunk: step 3, RDMA WRITE: post WRITEs of the chunk into the
@@ -719,24 +660,24 @@ static enum sender_state recv_region(struct sender *s)
  * piece_max, without waiting for them.  Each piece is registered from
  * the file's mapping on its own (read access only: the NIC reads it,
  * nobody writes it) and released when its WRITE completes. */
-static enum sender_state write_chunk(struct sender *s)
+static int write_chunk(struct sender *s)
 {
-	uint64_t offset = s->region.region.offset;
-	uint64_t length = s->region.region.length;
+	const struct lab3_msg *r = &s->tx.region;
+	uint64_t offset = r->region.offset, length = r->region.length;
 	uint32_t piece = s->conn.max_msg_size < s->piece_max ?
 			 s->conn.max_msg_size : s->piece_max;
 	int wait_ms = lab3_wait_for_bytes(&s->conn, piece);
 	int ret;
 
 	if (length > 0 && check_file_size(s) != 0)
-		return FAILED;
+		return -1;
 	for (uint64_t done = 0; done < length; ) {
 		uint32_t len = length - done < piece ?
 			       (uint32_t)(length - done) : piece;
 
 		ret = post_write_piece(s, offset + done, len,
-				       s->region.region.addr + done,
-				       s->region.region.rkey, wait_ms);
+				       r->region.addr + done, r->region.rkey,
+				       wait_ms);
 		if (ret == -ENOMEM || ret == -EPERM || ret == -EAGAIN) {
 			send_error(s, LAB3_ERR_INTERNAL,
 				   "the sender cannot register its file");
@@ -747,19 +688,21 @@ static enum sender_state write_chunk(struct sender *s)
 			return fail_conn(s, ret);
 		done += len;
 	}
-	return SEND_DONE;
+	lab3_tx_sent(&s->tx);
+	return 0;
 }
 
 /* send_done: step 3, DONE: announce the chunk just written.  It follows
  * the chunk's WRITEs on the same queue pair, so it lands after them; its
- * completion counts the chunk as sent (chunk_done()). */
-static enum sender_state send_done(struct sender *s)
+ * completion counts the chunk as sent (chunk_done()).  Then the rules
+ * move on: to the next REGION, or after the last chunk to the verdict. */
+static int send_done(struct sender *s)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_DONE };
 	int ret;
 
-	msg.done.offset = s->region.region.offset;
-	msg.done.bytes = s->region.region.length;
+	msg.done.offset = s->tx.region.region.offset;
+	msg.done.bytes = s->tx.region.region.length;
 	ret = reserve_send_slot(s, 0);
 	if (ret == 0)
 		ret = lab3_post_msg(&s->conn, &msg);
@@ -769,15 +712,15 @@ static enum sender_state send_done(struct sender *s)
 		.offset = msg.done.offset,
 		.length = msg.done.bytes,
 	};
-	s->next_offset += msg.done.bytes;
-	return s->next_offset < s->size ? RECV_REGION : RECV_VERDICT;
+	lab3_tx_sent(&s->tx);
+	return 0;
 }
 
 /* recv_verdict: step 4, VERDICT: good, or bad (exit 5).  Before acting
  * on it, let every WRITE and DONE of ours complete. */
-static enum sender_state recv_verdict(struct sender *s)
+static int recv_verdict(struct sender *s)
 {
-	uint64_t last = s->region.region.length;
+	uint64_t last = s->tx.region.region.length;
 	uint64_t behind = (uint64_t)LAB3_WINDOWS_MAX * last;
 	struct lab3_msg msg;
 	int wait_ms, ret;
@@ -786,8 +729,8 @@ static enum sender_state recv_verdict(struct sender *s)
 	 * then sync the file. */
 	wait_ms = lab3_wait_for_bytes(&s->conn,
 				      behind < s->size ? behind : s->size);
-	if (receive(s, RECV_VERDICT, &msg, wait_ms) != 0)
-		return FAILED;
+	if (receive(s, &msg, wait_ms) != 0)
+		return -1;
 	s->t_verdict = now_s();
 	s->verdict = msg.verdict.verdict == LAB3_VERDICT_GOOD ? "good" : "bad";
 	while (s->sq_used > 0) {
@@ -797,16 +740,16 @@ static enum sender_state recv_verdict(struct sender *s)
 	}
 	show_progress(s, 1);
 	if (check_file_size(s) != 0)
-		return FAILED;
+		return -1;
 	if (msg.verdict.verdict != LAB3_VERDICT_GOOD)
 		return fail(s, LAB3_EXIT_BAD_VERDICT, "%s: verdict bad: the "
 			    "receiver's SHA-256 of the %llu bytes differs",
 			    s->path, (unsigned long long)s->size);
-	return SEND_ID;
+	return 0;
 }
 
 /* send_id: step 5, ID: the student's ID. */
-static enum sender_state send_id(struct sender *s)
+static int send_id(struct sender *s)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_ID };
 	int ret;
@@ -815,47 +758,50 @@ static enum sender_state send_id(struct sender *s)
 	ret = lab3_send_msg(&s->conn, &msg);
 	if (ret != 0)
 		return fail_conn(s, ret);
-	return RECV_KEY;
+	lab3_tx_sent(&s->tx);
+	return 0;
 }
 
 /* recv_key: step 6, KEY: keep the secret key for main() to print. */
-static enum sender_state recv_key(struct sender *s)
+static int recv_key(struct sender *s)
 {
 	struct lab3_msg msg;
 
-	if (receive(s, RECV_KEY, &msg, 0) != 0)
-		return FAILED;
+	if (receive(s, &msg, 0) != 0)
+		return -1;
 	memcpy(s->key, msg.key.key, LAB3_KEY_LEN);
 	s->has_key = 1;
-	return FINISHED;
+	return 0;
 }
 
-/* run: the state machine.  Each step does its work and names the next. */
+/* run: the state machine.  The state is the rules' (struct lab3_tx in
+ * protocol.h): each step does its work, and the rules say which comes
+ * next, until the key has come or a step has failed. */
 static enum lab3_exit run(struct sender *s)
 {
-	enum sender_state state = CONNECT;
+	int ret = 0;
 
-	while (state != FINISHED && state != FAILED) {
+	while (ret == 0 && s->tx.state != LAB3_TX_FINISHED) {
 		if (s->verbose)
 			fprintf(stderr, "sender: state %s\n",
-				state_names[state]);
-		switch (state) {
-		case CONNECT:		state = connect_to_receiver(s); break;
-		case SEND_FILE_INFO:	state = send_file_info(s); break;
-		case RECV_REGION:	state = recv_region(s); break;
-		case WRITE_CHUNK:	state = write_chunk(s); break;
-		case SEND_DONE:		state = send_done(s); break;
-		case RECV_VERDICT:	state = recv_verdict(s); break;
-		case SEND_ID:		state = send_id(s); break;
-		case RECV_KEY:		state = recv_key(s); break;
-		case FINISHED:
-		case FAILED:
+				lab3_tx_state_name(s->tx.state));
+		switch (s->tx.state) {
+		case LAB3_TX_CONNECT:	ret = connect_to_receiver(s); break;
+		case LAB3_TX_SEND_FILE_INFO: ret = send_file_info(s); break;
+		case LAB3_TX_RECV_REGION: ret = recv_region(s); break;
+		case LAB3_TX_WRITE_CHUNK: ret = write_chunk(s); break;
+		case LAB3_TX_SEND_DONE:	ret = send_done(s); break;
+		case LAB3_TX_RECV_VERDICT: ret = recv_verdict(s); break;
+		case LAB3_TX_SEND_ID:	ret = send_id(s); break;
+		case LAB3_TX_RECV_KEY:	ret = recv_key(s); break;
+		default:		/* FINISHED, or ENDED: never here */
+			ret = fail(s, LAB3_EXIT_PROTOCOL, "internal error: "
+				   "no step for state %s",
+				   lab3_tx_state_name(s->tx.state));
 			break;
 		}
 	}
-	if (state == FAILED)
-		return s->exit_status;
-	return LAB3_EXIT_OK;
+	return ret == 0 ? LAB3_EXIT_OK : s->exit_status;
 }
 
 /* ---- The end ---- */
@@ -1091,6 +1037,7 @@ int main(int argc, char **argv)
 		status = s.exit_status;
 		goto out_close;
 	}
+	lab3_tx_begin(&s.tx, s.size);
 	status = run(&s);
 	if (status == LAB3_EXIT_OK && !s.json) {
 		lab3_hex(s.key, LAB3_KEY_LEN, key_hex);

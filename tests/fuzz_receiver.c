@@ -28,34 +28,9 @@
 #include <string.h>
 
 #include "../protocol.h"
+#include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* CHECK: a rule that must hold; abort with its text when it does not. */
-#define CHECK(cond)                                                        \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			fprintf(stderr, "broken rule: %s (line %d)\n",      \
-				#cond, __LINE__);                          \
-			abort();                                           \
-		}                                                          \
-	} while (0)
-
-/* The fuzzer's bytes, read front to back; zeros once they run out. */
-struct input {
-	const uint8_t *p;
-	size_t n;
-};
-
-/* take: the next BYTES (up to 8) bytes of IN as a little-endian number. */
-static uint64_t take(struct input *in, int bytes)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < bytes && in->n > 0; i++, in->p++, in->n--)
-		v |= (uint64_t)*in->p << (8 * i);
-	return v;
-}
 
 /* What the harness itself knows was offered and not yet done. */
 struct ledger {

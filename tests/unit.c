@@ -2956,6 +2956,134 @@ static void test_ledger(void)
 
 /* main: run every case group, then the summary line; exit 1 if any case
  * failed, so that tests/unit.test and CI see it. */
+/* ---- The sender's rules (lab3_tx_*) ---- */
+
+/* tx_region: a decoded REGION of LENGTH bytes at OFFSET. */
+static struct lab3_msg tx_region(uint64_t offset, uint64_t length)
+{
+	struct lab3_msg m = { .type = LAB3_MSG_REGION };
+
+	m.region.addr = 0x1000;
+	m.region.rkey = 7;
+	m.region.offset = offset;
+	m.region.length = length;
+	return m;
+}
+
+/* tx_expect: case NAME passes when the rules answered RET (0: taken),
+ * and the run is now in STATE. */
+static void tx_expect(const char *name, const struct lab3_tx *tx, int ret,
+		      int want_ret, enum lab3_tx_state state)
+{
+	if (ret != want_ret || tx->state != state)
+		fail(name, "returned %d in %s, expected %d in %s", ret,
+		     lab3_tx_state_name(tx->state), want_ret,
+		     lab3_tx_state_name(state));
+	else
+		pass(name);
+}
+
+/* tx_to_region: a run of SIZE bytes, connected and FILE_INFO sent. */
+static void tx_to_region(struct lab3_tx *tx, uint64_t size)
+{
+	lab3_tx_begin(tx, size);
+	lab3_tx_sent(tx);		/* connected */
+	lab3_tx_sent(tx);		/* FILE_INFO */
+}
+
+/* test_tx_good: a file of two chunks from start to key, each state in
+ * the lab's order. */
+static void test_tx_good(void)
+{
+	struct lab3_msg m, verdict = { .type = LAB3_MSG_VERDICT };
+	struct lab3_msg key = { .type = LAB3_MSG_KEY };
+	struct lab3_tx tx;
+	char why[WHY_LEN];
+	int ret;
+
+	tx_to_region(&tx, 6000);
+	tx_expect("tx: FILE_INFO sent, REGION awaited", &tx, 0, 0,
+		  LAB3_TX_RECV_REGION);
+	m = tx_region(0, 4096);
+	ret = lab3_tx_accept(&tx, &m, why, sizeof(why));
+	tx_expect("tx: first REGION taken", &tx, ret, 0, LAB3_TX_WRITE_CHUNK);
+	lab3_tx_sent(&tx);
+	lab3_tx_sent(&tx);
+	tx_expect("tx: after the first DONE, the next REGION", &tx, 0, 0,
+		  LAB3_TX_RECV_REGION);
+	m = tx_region(4096, 1904);
+	ret = lab3_tx_accept(&tx, &m, why, sizeof(why));
+	lab3_tx_sent(&tx);
+	lab3_tx_sent(&tx);
+	tx_expect("tx: after the last DONE, the verdict", &tx, ret, 0,
+		  LAB3_TX_RECV_VERDICT);
+	verdict.verdict.verdict = LAB3_VERDICT_GOOD;
+	ret = lab3_tx_accept(&tx, &verdict, why, sizeof(why));
+	tx_expect("tx: good verdict, then the ID", &tx, ret, 0,
+		  LAB3_TX_SEND_ID);
+	lab3_tx_sent(&tx);
+	ret = lab3_tx_accept(&tx, &key, why, sizeof(why));
+	tx_expect("tx: the KEY finishes the run", &tx, ret, 0,
+		  LAB3_TX_FINISHED);
+}
+
+/* tx_refuses: case NAME: in a run of SIZE bytes waiting for its first
+ * REGION, MSG is refused with a reason containing WANT. */
+static void tx_refuses(const char *name, uint64_t size,
+		       const struct lab3_msg *msg, const char *want)
+{
+	struct lab3_tx tx;
+	char why[WHY_LEN] = "";
+	int ret;
+
+	tx_to_region(&tx, size);
+	ret = lab3_tx_accept(&tx, msg, why, sizeof(why));
+	tx_expect(name, &tx, ret, LAB3_ERR_PROTOCOL, LAB3_TX_ENDED);
+	if (strstr(why, want) == NULL)
+		fail(name, "reason '%s' does not say '%s'", why, want);
+}
+
+/* test_tx_refusals: REGIONs that break the rules, messages out of turn,
+ * and a bad verdict, which ends the run without an ID. */
+static void test_tx_refusals(void)
+{
+	struct lab3_msg m, verdict = { .type = LAB3_MSG_VERDICT };
+	struct lab3_tx tx;
+	char why[WHY_LEN];
+	int ret;
+
+	m = tx_region(4096, 100);
+	tx_refuses("tx: REGION not at the next offset", 6000, &m,
+		   "next offset 0");
+	m = tx_region(0, 6001);
+	tx_refuses("tx: REGION past the end of the file", 6000, &m,
+		   "REGION of 6001 bytes");
+	m = tx_region(0, 0);
+	tx_refuses("tx: empty REGION for a file that is not", 6000, &m,
+		   "REGION of 0 bytes");
+	m = tx_region(0, (uint64_t)LAB3_WINDOW_BYTES_MAX + 1);
+	tx_refuses("tx: REGION longer than any window", 1ULL << 40, &m,
+		   "REGION of");
+	verdict.verdict.verdict = LAB3_VERDICT_GOOD;
+	tx_refuses("tx: VERDICT before any REGION", 6000, &verdict,
+		   "expected REGION, got VERDICT");
+
+	tx_to_region(&tx, 0);
+	m = tx_region(0, 0);
+	ret = lab3_tx_accept(&tx, &m, why, sizeof(why));
+	lab3_tx_sent(&tx);
+	lab3_tx_sent(&tx);
+	tx_expect("tx: an empty file: one empty REGION, then the verdict",
+		  &tx, ret, 0, LAB3_TX_RECV_VERDICT);
+	verdict.verdict.verdict = LAB3_VERDICT_BAD;
+	ret = lab3_tx_accept(&tx, &verdict, why, sizeof(why));
+	tx_expect("tx: a bad verdict ends the run, no ID", &tx, ret, 0,
+		  LAB3_TX_ENDED);
+	ret = lab3_tx_accept(&tx, &m, why, sizeof(why));
+	tx_expect("tx: nothing is taken after the end", &tx, ret,
+		  LAB3_ERR_PROTOCOL, LAB3_TX_ENDED);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -2968,6 +3096,8 @@ int main(void)
 	test_load_secret();
 	test_parse();
 	test_rx();
+	test_tx_good();
+	test_tx_refusals();
 	test_ledger();
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed == 0 ? 0 : 1;
