@@ -609,6 +609,11 @@ static inline int lab3_decode(const void *buf, size_t byte_len,
  *   lab3_rx_next_region  the next chunk to offer a REGION for, if any
  *   lab3_rx_stored       the oldest finished chunk is hashed and stored
  *   lab3_rx_decide       every chunk is stored: the verdict is out
+ *   lab3_rx_key_sent     step 6 is done
+ *   lab3_rx_step         which of the receiver's steps comes next
+ *
+ * The receiver's states are not a second machine beside these rules:
+ * lab3_rx_step() derives each one from where the rules stand.
  */
 
 /* Where a session stands, as far as the rules are concerned. */
@@ -639,6 +644,8 @@ struct lab3_rx {
 	uint64_t done;			/* DONEs taken: those chunks are final */
 	uint64_t stored;		/* chunks hashed and stored */
 	int verdict;			/* enum lab3_verdict, once decided */
+	int id_taken;			/* the ID came (after a good verdict) */
+	int key_sent;			/* and its key went out */
 };
 
 /* lab3_rx_begin: a new session under the receiver's settings. */
@@ -768,6 +775,7 @@ static inline int lab3_rx_accept(struct lab3_rx *rx, const struct lab3_msg *msg,
 		return lab3_rx_take_done(rx, msg, why, why_len);
 	default:			/* LAB3_RX_ID */
 		rx->phase = LAB3_RX_HANG_UP;
+		rx->id_taken = 1;
 		return 0;
 	}
 }
@@ -809,6 +817,72 @@ static inline void lab3_rx_decide(struct lab3_rx *rx, enum lab3_verdict verdict)
 		return;
 	rx->verdict = verdict;
 	rx->phase = verdict == LAB3_VERDICT_GOOD ? LAB3_RX_ID : LAB3_RX_HANG_UP;
+}
+
+/* lab3_rx_key_sent: step 6, the key for the ID went out. */
+static inline void lab3_rx_key_sent(struct lab3_rx *rx)
+{
+	if (rx->id_taken)
+		rx->key_sent = 1;
+}
+
+/* The receiver's steps, the states of its session, in the lab's order. */
+enum lab3_rx_step {
+	LAB3_RX_RECV_FILE_INFO,	/* step 1 */
+	LAB3_RX_SEND_REGION,	/* step 2: a REGION for each free window */
+	LAB3_RX_RECV_DONE,	/* step 3: the oldest chunk's DONE */
+	LAB3_RX_STORE_CHUNK,	/*         revoke its window, hash, store */
+	LAB3_RX_SEND_VERDICT,	/* step 4 */
+	LAB3_RX_RECV_ID,	/* step 5 */
+	LAB3_RX_SEND_KEY,	/* step 6 */
+	LAB3_RX_WAIT_DISCONNECT, /* only the hang-up is left */
+	LAB3_RX_NO_STEP,	/* refused: the session is over */
+};
+
+/* lab3_rx_step_name: STEP's name, for -v traces. */
+static inline const char *lab3_rx_step_name(enum lab3_rx_step step)
+{
+	static const char *const names[] = {
+		[LAB3_RX_RECV_FILE_INFO] = "RECV_FILE_INFO",
+		[LAB3_RX_SEND_REGION] = "SEND_REGION",
+		[LAB3_RX_RECV_DONE] = "RECV_DONE",
+		[LAB3_RX_STORE_CHUNK] = "STORE_CHUNK",
+		[LAB3_RX_SEND_VERDICT] = "SEND_VERDICT",
+		[LAB3_RX_RECV_ID] = "RECV_ID",
+		[LAB3_RX_SEND_KEY] = "SEND_KEY",
+		[LAB3_RX_WAIT_DISCONNECT] = "WAIT_DISCONNECT",
+		[LAB3_RX_NO_STEP] = "NO_STEP",
+	};
+
+	return step <= LAB3_RX_NO_STEP ? names[step] : "unknown";
+}
+
+/* lab3_rx_step: the receiver's next step, from where the rules stand.
+ * In the chunks, a chunk whose DONE came is stored first; then a REGION
+ * goes out for every window free and chunk left; else the receiver
+ * waits for the next DONE. */
+static inline enum lab3_rx_step lab3_rx_step(const struct lab3_rx *rx)
+{
+	switch (rx->phase) {
+	case LAB3_RX_FILE_INFO:
+		return LAB3_RX_RECV_FILE_INFO;
+	case LAB3_RX_CHUNKS:
+		if (rx->done > rx->stored)
+			return LAB3_RX_STORE_CHUNK;
+		if (rx->offered < rx->nchunks &&
+		    rx->offered - rx->stored < rx->nwindows)
+			return LAB3_RX_SEND_REGION;
+		return LAB3_RX_RECV_DONE;
+	case LAB3_RX_VERDICT:
+		return LAB3_RX_SEND_VERDICT;
+	case LAB3_RX_ID:
+		return LAB3_RX_RECV_ID;
+	case LAB3_RX_HANG_UP:
+		return rx->id_taken && !rx->key_sent ? LAB3_RX_SEND_KEY :
+		       LAB3_RX_WAIT_DISCONNECT;
+	default:
+		return LAB3_RX_NO_STEP;
+	}
 }
 
 /* ---- The sender's rules, as a pure function ----

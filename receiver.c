@@ -9,7 +9,9 @@
  *   ./receiver --ledger-summary LEDGER
  *
  * It serves one session after another until SIGINT or SIGTERM.  A session
- * follows the lab's sequence (see protocol.h), one function per state:
+ * follows the lab's sequence (see protocol.h), one function per state; the
+ * state is derived from the receiver's rules (lab3_rx_step() at the end of
+ * protocol.h), which also say which message each state may take:
  *
  *   RECV_FILE_INFO   1. length, SHA-256, name; refuse what is too large;
  *                       set up the windows
@@ -63,32 +65,6 @@
 #define DEFAULT_WINDOWS 4
 #define WINDOW_SIZE_MIN (64u << 10)
 #define DEFAULT_SECRET ".lab3-secret"	/* in $HOME */
-
-enum session_state {
-	RECV_FILE_INFO,
-	SEND_REGION,
-	RECV_DONE,
-	STORE_CHUNK,
-	SEND_VERDICT,
-	RECV_ID,
-	SEND_KEY,
-	WAIT_DISCONNECT,
-	SESSION_OVER,
-	SESSION_FAILED,
-};
-
-static const char *const state_names[] = {
-	[RECV_FILE_INFO] = "RECV_FILE_INFO",
-	[SEND_REGION] = "SEND_REGION",
-	[RECV_DONE] = "RECV_DONE",
-	[STORE_CHUNK] = "STORE_CHUNK",
-	[SEND_VERDICT] = "SEND_VERDICT",
-	[RECV_ID] = "RECV_ID",
-	[SEND_KEY] = "SEND_KEY",
-	[WAIT_DISCONNECT] = "WAIT_DISCONNECT",
-	[SESSION_OVER] = "SESSION_OVER",
-	[SESSION_FAILED] = "SESSION_FAILED",
-};
 
 /* The receiver's settings, from the command line. */
 struct options {
@@ -200,12 +176,12 @@ static void usage(void)
 /* give_up: end the session: record why (for the summary line) and tell
  * the sender with an ERROR of CODE, when the connection still allows.
  * (The sender's fail() only prints: the receiver has a peer to tell.) */
-static enum session_state give_up(struct session *s,
+static int give_up(struct session *s,
 				  enum lab3_error_code code,
 				  const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static enum session_state give_up(struct session *s,
+static int give_up(struct session *s,
 				  enum lab3_error_code code,
 				  const char *fmt, ...)
 {
@@ -215,24 +191,22 @@ static enum session_state give_up(struct session *s,
 	vsnprintf(s->error, sizeof(s->error), fmt, ap);
 	va_end(ap);
 	lab3_send_error(&s->conn, code, s->error);
-	return SESSION_FAILED;
+	return -1;
 }
 
 /* conn_failed: a message could not be sent or received; conn.err says why.
  * A malformed message is the sender's protocol error. */
-static enum session_state conn_failed(struct session *s, int ret)
+static int conn_failed(struct session *s, int ret)
 {
 	if (ret == -EPROTO)
 		return give_up(s, LAB3_ERR_PROTOCOL, "%s", s->conn.err);
 	snprintf(s->error, sizeof(s->error), "%s", s->conn.err);
-	return SESSION_FAILED;
+	return -1;
 }
 
-/* judge: let the protocol's rules (lab3_rx_accept) judge MSG, which
- * arrived in STATE.  Returns STATE when it is the message STATE expects,
- * or SESSION_FAILED. */
-static enum session_state judge(struct session *s, enum session_state state,
-				const struct lab3_msg *msg)
+/* judge: let the protocol's rules (lab3_rx_accept) judge MSG.  Returns 0
+ * when it is the message the session expects now, or -1. */
+static int judge(struct session *s, const struct lab3_msg *msg)
 {
 	char why[LAB3_ERR_LEN];
 	int ret = lab3_rx_accept(&s->rx, msg, why, sizeof(why));
@@ -240,23 +214,22 @@ static enum session_state judge(struct session *s, enum session_state state,
 	if (ret == LAB3_RX_GAVE_UP) {
 		snprintf(s->error, sizeof(s->error), "the sender gave up: %s",
 			 msg->error.reason);
-		return SESSION_FAILED;
+		return -1;
 	}
 	if (ret != 0)
 		return give_up(s, (enum lab3_error_code)ret, "%s", why);
-	return state;
+	return 0;
 }
 
-/* receive: wait up to WAIT_MS for the message STATE expects.  Returns
- * STATE on success, or SESSION_FAILED. */
-static enum session_state receive(struct session *s, enum session_state state,
-				  struct lab3_msg *msg, int wait_ms)
+/* receive: wait up to WAIT_MS for the next message, which the rules
+ * judge.  Returns 0 when it is the one the session expects, or -1. */
+static int receive(struct session *s, struct lab3_msg *msg, int wait_ms)
 {
 	int ret = lab3_recv_msg(&s->conn, msg, wait_ms);
 
 	if (ret != 0)
 		return conn_failed(s, ret);
-	return judge(s, state, msg);
+	return judge(s, msg);
 }
 
 /* ---- Windows and the file being built ---- */
@@ -497,7 +470,7 @@ static int ledger_summary(const char *path)
  * ledger, even if the file is refused); the rules refuse a file over the
  * limit before anything is allocated, and choose its chunks.  Then set up
  * the windows. */
-static enum session_state recv_file_info(struct session *s)
+static int recv_file_info(struct session *s)
 {
 	struct lab3_msg msg;
 	int ret = lab3_recv_msg(&s->conn, &msg, 0);
@@ -509,9 +482,9 @@ static enum session_state recv_file_info(struct session *s)
 		memcpy(s->sha256, msg.file_info.sha256, LAB3_SHA256_LEN);
 		snprintf(s->name, sizeof(s->name), "%s", msg.file_info.name);
 	}
-	if (judge(s, RECV_FILE_INFO, &msg) == SESSION_FAILED)
-		return SESSION_FAILED;
-	return setup_windows(s) == 0 ? SEND_REGION : SESSION_FAILED;
+	if (judge(s, &msg) != 0)
+		return -1;
+	return setup_windows(s);
 }
 
 /* chunk_window: the window that chunk CHUNK goes through. */
@@ -525,7 +498,7 @@ static struct window *chunk_window(struct session *s, uint64_t chunk)
  * window (at the start, one per window; later, the window just stored).
  * Each registration is new, so its rkey is, too.  A zero-length file gets
  * one empty descriptor: there is nothing to write. */
-static enum session_state send_region(struct session *s)
+static int send_region(struct session *s)
 {
 	uint64_t offset, length;
 
@@ -552,13 +525,13 @@ static enum session_state send_region(struct session *s)
 		if (ret != 0)
 			return conn_failed(s, ret);
 	}
-	return RECV_DONE;
+	return 0;
 }
 
 /* recv_done: step 3: wait out the sender's RDMA WRITEs into the oldest
  * window for its DONE, which must name that window's chunk (the rules
  * check it). */
-static enum session_state recv_done(struct session *s)
+static int recv_done(struct session *s)
 {
 	struct window *w = chunk_window(s, s->rx.stored);
 	struct lab3_msg msg;
@@ -566,16 +539,16 @@ static enum session_state recv_done(struct session *s)
 
 	/* The RDMA WRITEs come first, silently: allow for their time. */
 	wait_ms = lab3_wait_for_bytes(&s->conn, w->length);
-	if (receive(s, RECV_DONE, &msg, wait_ms) == SESSION_FAILED)
-		return SESSION_FAILED;
-	return STORE_CHUNK;
+	if (receive(s, &msg, wait_ms) != 0)
+		return -1;
+	return 0;
 }
 
 /* store_chunk: revoke the sender's access to the chunk's window, then
  * hash the chunk and append it to the file being built.  Deregistering
  * first means no RDMA WRITE can change the bytes after they were
  * checked. */
-static enum session_state store_chunk(struct session *s)
+static int store_chunk(struct session *s)
 {
 	struct window *w = chunk_window(s, s->rx.stored);
 
@@ -592,13 +565,14 @@ static enum session_state store_chunk(struct session *s)
 	if (s->tmp_fd >= 0)
 		sync_file_range(s->tmp_fd, (off64_t)w->offset,
 				(off64_t)w->length, SYNC_FILE_RANGE_WRITE);
-	return lab3_rx_stored(&s->rx) ? SEND_VERDICT : SEND_REGION;
+	lab3_rx_stored(&s->rx);
+	return 0;
 }
 
 /* send_verdict: step 4, VERDICT: compare the hash of every chunk stored
  * with the sender's, and if they match make sure the file is on disk
  * (it gets its final name after step 6). */
-static enum session_state send_verdict(struct session *s)
+static int send_verdict(struct session *s)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_VERDICT };
 	uint8_t sha256[LAB3_SHA256_LEN];
@@ -615,31 +589,31 @@ static enum session_state send_verdict(struct session *s)
 	    sync_file(s) != 0) {
 		lab3_send_error(&s->conn, LAB3_ERR_INTERNAL,
 				"the receiver could not save the file");
-		return SESSION_FAILED;
+		return -1;
 	}
 	msg.verdict.verdict = verdict;
 	ret = lab3_send_msg(&s->conn, &msg);
 	if (ret != 0)
 		return conn_failed(s, ret);
-	return verdict == LAB3_VERDICT_GOOD ? RECV_ID : WAIT_DISCONNECT;
+	return 0;
 }
 
 /* recv_id: step 5, ID: the student's ID, after a good verdict. */
-static enum session_state recv_id(struct session *s)
+static int recv_id(struct session *s)
 {
 	struct lab3_msg msg;
 
-	if (receive(s, RECV_ID, &msg, 0) == SESSION_FAILED)
-		return SESSION_FAILED;
+	if (receive(s, &msg, 0) != 0)
+		return -1;
 	snprintf(s->id, sizeof(s->id), "%s", msg.id.id);
-	return SEND_KEY;
+	return 0;
 }
 
 /* send_key: step 6, KEY: HMAC-SHA256(secret, ID) for the ID just received.
  * With -l, the ledger's record of the session is written and synced first:
  * a crash in between may lose a key that the ledger lists, but can never
  * release one that it does not.  No record, no key. */
-static enum session_state send_key(struct session *s)
+static int send_key(struct session *s)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_KEY };
 	int ret;
@@ -650,53 +624,57 @@ static enum session_state send_key(struct session *s)
 	    record_session(s, 1, s->error, sizeof(s->error)) != 0) {
 		lab3_send_error(&s->conn, LAB3_ERR_INTERNAL,
 				"the receiver could not record the session");
-		return SESSION_FAILED;
+		return -1;
 	}
 	ret = lab3_send_msg(&s->conn, &msg);
 	if (ret != 0)
 		return conn_failed(s, ret);
 	s->key_sent = 1;
+	lab3_rx_key_sent(&s->rx);
 	if (s->tmp_fd >= 0 && keep_file(s) != 0)
-		return SESSION_FAILED;
-	return WAIT_DISCONNECT;
+		return -1;
+	return 0;
 }
 
 /* wait_disconnect: after step 6 (or a bad verdict at step 4): the
- * session's work is done; the sender hangs up.  Any message instead is
- * refused by the rules: after a bad verdict, an ID gets no key. */
-static enum session_state wait_disconnect(struct session *s)
+ * session's work is done; the sender hangs up, which ends the session
+ * (returns 1).  Any message instead is refused by the rules: after a bad
+ * verdict, an ID gets no key. */
+static int wait_disconnect(struct session *s)
 {
 	struct lab3_msg msg;
 	int ret = lab3_recv_msg(&s->conn, &msg, 0);
 
 	if (ret == -ECONNRESET)
-		return SESSION_OVER;
+		return 1;
 	if (ret != 0)
 		return conn_failed(s, ret);
-	return judge(s, WAIT_DISCONNECT, &msg);	/* always refused */
+	judge(s, &msg);		/* the rules refuse anything now */
+	return -1;
 }
 
-/* run_session: the state machine of one session. */
+/* run_session: the state machine of one session.  Its state is derived
+ * from the rules (lab3_rx_step() in protocol.h); each step does its work
+ * and tells the rules, until the sender hangs up or a step fails. */
 static void run_session(struct session *s)
 {
-	enum session_state state = RECV_FILE_INFO;
+	enum lab3_rx_step step;
+	int ret = 0;
 
-	while (state != SESSION_OVER && state != SESSION_FAILED) {
+	while (ret == 0 && (step = lab3_rx_step(&s->rx)) != LAB3_RX_NO_STEP) {
 		if (s->opt->verbose)
 			fprintf(stderr, "receiver: session %u: state %s\n",
-				s->number, state_names[state]);
-		switch (state) {
-		case RECV_FILE_INFO:	state = recv_file_info(s); break;
-		case SEND_REGION:	state = send_region(s); break;
-		case RECV_DONE:		state = recv_done(s); break;
-		case STORE_CHUNK:	state = store_chunk(s); break;
-		case SEND_VERDICT:	state = send_verdict(s); break;
-		case RECV_ID:		state = recv_id(s); break;
-		case SEND_KEY:		state = send_key(s); break;
-		case WAIT_DISCONNECT:	state = wait_disconnect(s); break;
-		case SESSION_OVER:
-		case SESSION_FAILED:
-			break;
+				s->number, lab3_rx_step_name(step));
+		switch (step) {
+		case LAB3_RX_RECV_FILE_INFO:	ret = recv_file_info(s); break;
+		case LAB3_RX_SEND_REGION:	ret = send_region(s); break;
+		case LAB3_RX_RECV_DONE:		ret = recv_done(s); break;
+		case LAB3_RX_STORE_CHUNK:	ret = store_chunk(s); break;
+		case LAB3_RX_SEND_VERDICT:	ret = send_verdict(s); break;
+		case LAB3_RX_RECV_ID:		ret = recv_id(s); break;
+		case LAB3_RX_SEND_KEY:		ret = send_key(s); break;
+		case LAB3_RX_WAIT_DISCONNECT:	ret = wait_disconnect(s); break;
+		case LAB3_RX_NO_STEP:		break;
 		}
 	}
 }

@@ -17,6 +17,7 @@
  *     its offset and length;
  *   - the verdict comes only when every byte of the file was stored;
  *   - an ID is taken only after a good verdict, once: one key a session;
+ *   - the receiver's next step (lab3_rx_step) is the one the rules allow;
  *   - once a message is refused, the session is over.
  *
  * Any broken rule aborts; AddressSanitizer and UBSan watch the arithmetic.
@@ -112,8 +113,11 @@ static void offer_regions(struct lab3_rx *rx, struct ledger *l)
 		l->next_offset += length;
 		l->regions++;
 	}
-	/* A session in its chunks always has a REGION out to wait on. */
+	/* A session in its chunks always has a REGION out to wait on, and
+	 * the receiver's next step is to wait for its DONE. */
 	CHECK(rx->phase != LAB3_RX_CHUNKS || l->count > 0);
+	CHECK(rx->phase != LAB3_RX_CHUNKS ||
+	      lab3_rx_step(rx) == LAB3_RX_RECV_DONE);
 }
 
 /* taken: MSG was accepted in PHASE; check that the rules had the right
@@ -144,6 +148,10 @@ static void taken(struct lab3_rx *rx, struct ledger *l,
 		CHECK(phase == LAB3_RX_ID && l->verdict_given);
 		CHECK(rx->verdict == LAB3_VERDICT_GOOD);
 		CHECK(++l->keys == 1);
+		/* The key goes out next, once; then only the hang-up. */
+		CHECK(lab3_rx_step(rx) == LAB3_RX_SEND_KEY);
+		lab3_rx_key_sent(rx);
+		CHECK(lab3_rx_step(rx) == LAB3_RX_WAIT_DISCONNECT);
 		break;
 	default:
 		CHECK(!"a message no state takes was taken");

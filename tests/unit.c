@@ -2956,6 +2956,70 @@ static void test_ledger(void)
 
 /* main: run every case group, then the summary line; exit 1 if any case
  * failed, so that tests/unit.test and CI see it. */
+/* rx_step_is: case NAME passes when the receiver's next step is STEP. */
+static void rx_step_is(const char *name, const struct lab3_rx *rx,
+		       enum lab3_rx_step step)
+{
+	if (lab3_rx_step(rx) != step)
+		fail(name, "step %s, expected %s",
+		     lab3_rx_step_name(lab3_rx_step(rx)),
+		     lab3_rx_step_name(step));
+	else
+		pass(name);
+}
+
+/* test_rx_steps: the receiver's states, derived from the rules, through
+ * a session of three chunks in two windows, from FILE_INFO to the
+ * hang-up. */
+static void test_rx_steps(void)
+{
+	struct lab3_msg info = { .type = LAB3_MSG_FILE_INFO };
+	struct lab3_msg done = { .type = LAB3_MSG_DONE };
+	struct lab3_msg id = { .type = LAB3_MSG_ID };
+	uint64_t offset, length;
+	struct lab3_rx rx;
+	char why[WHY_LEN];
+
+	lab3_rx_begin(&rx, 1 << 20, 4096, 2);
+	rx_step_is("rx step: a new session waits for FILE_INFO", &rx,
+		   LAB3_RX_RECV_FILE_INFO);
+	info.file_info.length = 3 * 4096 - 10;
+	lab3_rx_accept(&rx, &info, why, sizeof(why));
+	rx_step_is("rx step: FILE_INFO taken, REGIONs go out", &rx,
+		   LAB3_RX_SEND_REGION);
+	while (lab3_rx_next_region(&rx, &offset, &length))
+		;
+	rx_step_is("rx step: both windows offered, wait for DONE", &rx,
+		   LAB3_RX_RECV_DONE);
+	done.done.bytes = 4096;
+	lab3_rx_accept(&rx, &done, why, sizeof(why));
+	rx_step_is("rx step: a DONE taken, store its chunk", &rx,
+		   LAB3_RX_STORE_CHUNK);
+	lab3_rx_stored(&rx);
+	rx_step_is("rx step: a window free, the third REGION", &rx,
+		   LAB3_RX_SEND_REGION);
+	lab3_rx_next_region(&rx, &offset, &length);
+	for (uint64_t k = 1; k < 3; k++) {
+		lab3_rx_chunk(&rx, k, &done.done.offset, &done.done.bytes);
+		lab3_rx_accept(&rx, &done, why, sizeof(why));
+		lab3_rx_stored(&rx);
+	}
+	rx_step_is("rx step: every chunk stored, the verdict", &rx,
+		   LAB3_RX_SEND_VERDICT);
+	lab3_rx_decide(&rx, LAB3_VERDICT_GOOD);
+	rx_step_is("rx step: good verdict, wait for the ID", &rx,
+		   LAB3_RX_RECV_ID);
+	snprintf(id.id.id, sizeof(id.id.id), "student");
+	lab3_rx_accept(&rx, &id, why, sizeof(why));
+	rx_step_is("rx step: ID taken, send its key", &rx, LAB3_RX_SEND_KEY);
+	lab3_rx_key_sent(&rx);
+	rx_step_is("rx step: key sent, only the hang-up", &rx,
+		   LAB3_RX_WAIT_DISCONNECT);
+	lab3_rx_accept(&rx, &id, why, sizeof(why));
+	rx_step_is("rx step: a refused message ends the session", &rx,
+		   LAB3_RX_NO_STEP);
+}
+
 /* ---- The sender's rules (lab3_tx_*) ---- */
 
 /* tx_region: a decoded REGION of LENGTH bytes at OFFSET. */
@@ -3096,6 +3160,7 @@ int main(void)
 	test_load_secret();
 	test_parse();
 	test_rx();
+	test_rx_steps();
 	test_tx_good();
 	test_tx_refusals();
 	test_ledger();
