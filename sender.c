@@ -596,6 +596,18 @@ static int check_file_size(struct sender *s)
 
 /* ---- The states, in the lab's order ---- */
 
+/* send_step: the whole work of a state that sends one message: send
+ * MSG, wait for it to go, and let the rules move on. */
+static int send_step(struct sender *s, const struct lab3_msg *msg)
+{
+	int ret = lab3_send_msg(&s->conn, msg);
+
+	if (ret != 0)
+		return fail_conn(s, ret);
+	lab3_tx_sent(&s->tx);
+	return 0;
+}
+
 /* connect_to_receiver: CONNECT, before step 1: resolve the receiver's
  * address and route, and connect. */
 static int connect_to_receiver(struct sender *s)
@@ -617,17 +629,12 @@ static int connect_to_receiver(struct sender *s)
 static int send_file_info(struct sender *s)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_FILE_INFO };
-	int ret;
 
 	msg.file_info.length = s->size;
 	memcpy(msg.file_info.sha256, s->sha256, LAB3_SHA256_LEN);
 	snprintf(msg.file_info.name, sizeof(msg.file_info.name), "%s",
 		 s->name);
-	ret = lab3_send_msg(&s->conn, &msg);
-	if (ret != 0)
-		return fail_conn(s, ret);
-	lab3_tx_sent(&s->tx);
-	return 0;
+	return send_step(s, &msg);
 }
 
 /* recv_region: step 2, REGION: a window for the next chunk of the file.
@@ -752,14 +759,9 @@ static int recv_verdict(struct sender *s)
 static int send_id(struct sender *s)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_ID };
-	int ret;
 
 	snprintf(msg.id.id, sizeof(msg.id.id), "%s", s->id);
-	ret = lab3_send_msg(&s->conn, &msg);
-	if (ret != 0)
-		return fail_conn(s, ret);
-	lab3_tx_sent(&s->tx);
-	return 0;
+	return send_step(s, &msg);
 }
 
 /* recv_key: step 6, KEY: keep the secret key for main() to print. */
