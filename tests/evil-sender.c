@@ -1,33 +1,81 @@
 /*
  * evil-sender.c - a sender that breaks the Lab 3 protocol on purpose, for
- * the robustness tests (tests/e2e/evil.sh).  Test-only; built from the
- * project's common layer.
+ * the robustness tests (tests/e2e/evil.sh, and a few cases of the other
+ * scripts in tests/e2e/).  Test-only; built from the project's common
+ * layer.
  *
- *   tests/evil-sender MODE HOST PORT
+ *   tests/evil-sender [-s SIZE] [-n NAME] [-i ID] MODE HOST PORT
  *
  * It connects like ./sender, then misbehaves as MODE says (see the table
  * at the end), and prints one line saying what it did and what came back.
- * Its exit status is 0 when it could carry out the misbehaviour, whatever
- * the receiver answered: judging the receiver's reaction is the test's
- * job.  Exit 1 means a usage error, 2 that it could not even misbehave.
+ * The file it sends is SIZE bytes (default 8192, at most 1G; suffixes K,
+ * M, G) of a fixed pattern, announced under the base name NAME (default
+ * evil.bin); ID (default evil) is what id-before-verdict sends.  The modes
+ * other than the two below put the file into one REGION, so for them SIZE
+ * must fit one of the receiver's windows.
+ *
+ * Two modes send the whole file as an honest sender does, through every
+ * window the receiver offers (REGIONs in file order, one per chunk; each
+ * answered with the chunk's RDMA WRITEs and a DONE), and themselves check
+ * the one answer the receiver must give:
+ *
+ *   bad-hash     FILE_INFO claims the file's SHA-256 with its first byte
+ *                flipped.  The line gives the chunks, the hash claimed and
+ *                the verdict, which must be bad.
+ *   stale-write  The right hash, but when the receiver's first window comes
+ *                round again (a REGION with the first REGION's addr, under
+ *                a new rkey), an RDMA WRITE of 1 byte there under the first
+ *                REGION's old rkey, before anything else.  The receiver's
+ *                device must refuse it: the line then ends "remote access
+ *                error".  The file must be larger than the receiver's
+ *                windows together, or no window comes round.
+ *
+ * Exit status: 0 when it could carry out the misbehaviour, whatever the
+ * receiver answered: judging the receiver's reaction is the test's job.
+ * 1 means a usage error, 2 that it could not even misbehave, and 3 that
+ * the receiver let bad-hash or stale-write through (a good verdict, a
+ * write accepted).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common.h"
 
-#define EVIL_BYTES 8192			/* the file it pretends to send */
+#define EVIL_BYTES 8192			/* the file, unless -s says */
+#define EVIL_MAX_BYTES (1ULL << 30)	/* the largest -s */
 #define EVIL_ID "evil"
+#define EVIL_EXIT_LET_THROUGH 3		/* the receiver let it through */
 
-/* The evil sender's connection and the one buffer it writes from. */
+/* The evil sender's connection, its file and what it has seen. */
 struct evil {
 	struct lab3_conn conn;
-	uint8_t data[EVIL_BYTES];
-	struct ibv_mr *mr;
+	uint64_t size;			/* the file's length (-s) */
+	const char *name;		/* its base name (-n) */
+	const char *id;			/* the ID to send (-i) */
+	uint8_t *data;			/* the file (and more, if it is */
+	size_t data_len;		/* shorter than EVIL_BYTES) */
+	struct ibv_mr *mr;		/* data, the source of every WRITE */
 	struct lab3_msg region;		/* the last REGION received */
+	unsigned chunks;		/* REGIONs answered with a DONE */
+
+	/* stale-write: the first REGION, and the write into it again. */
+	struct lab3_msg first_region;
+	int stale_tried;
+	int stale_ret;
+
+	char what[LAB3_ERR_LEN];	/* the line, if a mode has more to
+					 * say than its name */
+	int status;			/* exit status when the mode ran */
 };
+
+/* plural: "s" after a count of N things, unless N is 1. */
+static const char *plural(unsigned n)
+{
+	return n == 1 ? "" : "s";
+}
 
 /* say: print the one line of this run and return STATUS. */
 static int say(const char *what, const struct evil *e, int status)
@@ -50,15 +98,25 @@ static int send_msg(struct evil *e, const struct lab3_msg *msg,
 	return lab3_send_bytes(&e->conn, &wire, len + (size_t)len_delta);
 }
 
-/* send_info: FILE_INFO for LENGTH bytes of e->data (hash of those). */
+/* file_info: FILE_INFO for LENGTH bytes named e->name, with the SHA-256
+ * of the file's first LENGTH bytes (of all of it if LENGTH is more). */
+static void file_info(const struct evil *e, uint64_t length,
+		      struct lab3_msg *msg)
+{
+	*msg = (struct lab3_msg){ .type = LAB3_MSG_FILE_INFO };
+	msg->file_info.length = length;
+	lab3_sha256(e->data, length < e->size ? length : e->size,
+		    msg->file_info.sha256);
+	snprintf(msg->file_info.name, sizeof(msg->file_info.name), "%s",
+		 e->name);
+}
+
+/* send_info: send file_info()'s FILE_INFO for LENGTH bytes. */
 static int send_info(struct evil *e, uint64_t length)
 {
-	struct lab3_msg msg = { .type = LAB3_MSG_FILE_INFO };
+	struct lab3_msg msg;
 
-	msg.file_info.length = length;
-	lab3_sha256(e->data, length < EVIL_BYTES ? length : EVIL_BYTES,
-		    msg.file_info.sha256);
-	snprintf(msg.file_info.name, sizeof(msg.file_info.name), "evil.bin");
+	file_info(e, length, &msg);
 	return send_msg(e, &msg, NULL, 0);
 }
 
@@ -80,15 +138,45 @@ static int recv_type(struct evil *e, enum lab3_msg_type want,
 	return 0;
 }
 
-/* write_bytes: RDMA WRITE LEN bytes of e->data to the last REGION, at
- * OFFSET into it, and wait for the write to complete. */
+/* write_piece: RDMA WRITE the LEN bytes of the file at FROM to ADDR under
+ * RKEY, and wait for the write to complete. */
+static int write_piece(struct evil *e, uint64_t from, uint32_t len,
+		       uint64_t addr, uint32_t rkey)
+{
+	int ret = lab3_post_rdma_write(&e->conn, e->mr, e->data + from, len,
+				       addr, rkey);
+
+	return ret ? ret : lab3_wait_send(&e->conn, LAB3_WR_WRITE,
+					  lab3_wait_for_bytes(&e->conn, len));
+}
+
+/* write_bytes: RDMA WRITE the file's first LEN bytes to the last REGION,
+ * at OFFSET into it, and wait for the write to complete. */
 static int write_bytes(struct evil *e, uint64_t offset, uint32_t len)
 {
-	int ret = lab3_post_rdma_write(&e->conn, e->mr, e->data, len,
-				       e->region.region.addr + offset,
-				       e->region.region.rkey);
+	return write_piece(e, 0, len, e->region.region.addr + offset,
+			   e->region.region.rkey);
+}
 
-	return ret ? ret : lab3_wait_send(&e->conn, LAB3_WR_WRITE, 0);
+/* write_chunk: RDMA WRITE the last REGION's chunk of the file into it, in
+ * pieces no longer than the connection's largest message. */
+static int write_chunk(struct evil *e)
+{
+	const uint64_t length = e->region.region.length;
+	uint64_t done = 0;
+	int ret = 0;
+
+	while (ret == 0 && done < length) {
+		uint32_t piece = length - done < e->conn.max_msg_size ?
+				 (uint32_t)(length - done) :
+				 e->conn.max_msg_size;
+
+		ret = write_piece(e, e->region.region.offset + done, piece,
+				  e->region.region.addr + done,
+				  e->region.region.rkey);
+		done += piece;
+	}
+	return ret;
 }
 
 /* send_done: DONE for the last REGION's chunk, saying BYTES. */
@@ -113,16 +201,16 @@ static int send_id(struct evil *e, const char *id, size_t len)
 	return lab3_send_bytes(&e->conn, &wire, size);
 }
 
-/* honest_until_written: FILE_INFO, REGION and the WRITE of a whole
- * EVIL_BYTES file, as a good sender would. */
+/* honest_until_written: FILE_INFO, REGION and the WRITE of the whole
+ * file into that one REGION, as a good sender would. */
 static int honest_until_written(struct evil *e)
 {
-	int ret = send_info(e, EVIL_BYTES);
+	int ret = send_info(e, e->size);
 
 	if (ret == 0)
 		ret = recv_type(e, LAB3_MSG_REGION, &e->region);
 	if (ret == 0)
-		ret = write_bytes(e, 0, EVIL_BYTES);
+		ret = write_bytes(e, 0, (uint32_t)e->size);
 	return ret;
 }
 
@@ -131,7 +219,57 @@ static int honest_until_done(struct evil *e)
 {
 	int ret = honest_until_written(e);
 
-	return ret ? ret : send_done(e, EVIL_BYTES);
+	return ret ? ret : send_done(e, e->size);
+}
+
+/* recv_chunk_region: the REGION of the chunk at file offset OFFSET: it
+ * must name that offset and lie within the file, and only an empty file
+ * may get an empty one. */
+static int recv_chunk_region(struct evil *e, uint64_t offset)
+{
+	int ret = recv_type(e, LAB3_MSG_REGION, &e->region);
+	uint64_t at = e->region.region.offset;
+	uint64_t length = e->region.region.length;
+
+	if (ret != 0)
+		return ret;
+	if (at == offset && length <= e->size - offset &&
+	    (length > 0 || e->size == 0))
+		return 0;
+	snprintf(e->conn.err, sizeof(e->conn.err), "REGION of %llu bytes at "
+		 "offset %llu, expected offset %llu of %llu bytes",
+		 (unsigned long long)length, (unsigned long long)at,
+		 (unsigned long long)offset, (unsigned long long)e->size);
+	return -EPROTO;
+}
+
+/* send_file: steps 1 to 4 of an honest sender, with INFO as FILE_INFO:
+ * for each REGION, in file order, its chunk's WRITEs and DONE, until the
+ * whole file is written; then the VERDICT into *VERDICT.  BEFORE, if not
+ * NULL, runs on each REGION before its WRITEs; its non-zero return stops
+ * the run there. */
+static int send_file(struct evil *e, const struct lab3_msg *info,
+		     int (*before)(struct evil *e), struct lab3_msg *verdict)
+{
+	uint64_t offset = 0;
+	int ret = send_msg(e, info, NULL, 0);
+
+	for (;;) {
+		if (ret == 0)
+			ret = recv_chunk_region(e, offset);
+		if (ret == 0 && before != NULL)
+			ret = before(e);
+		if (ret == 0)
+			ret = write_chunk(e);
+		if (ret == 0)
+			ret = send_done(e, e->region.region.length);
+		if (ret != 0)
+			return ret;
+		e->chunks++;
+		offset += e->region.region.length;
+		if (offset == e->size)
+			return recv_type(e, LAB3_MSG_VERDICT, verdict);
+	}
 }
 
 /* ---- The misbehaviours ---- */
@@ -188,12 +326,12 @@ static int zero_then_write(struct evil *e)
 /* A WRITE past the end of the advertised region. */
 static int write_past_region(struct evil *e)
 {
-	int ret = send_info(e, EVIL_BYTES / 2);
+	int ret = send_info(e, e->size / 2);
 
 	if (ret == 0)
 		ret = recv_type(e, LAB3_MSG_REGION, &e->region);
 	if (ret == 0)
-		ret = write_bytes(e, 0, EVIL_BYTES);
+		ret = write_bytes(e, 0, (uint32_t)e->size);
 	return ret;
 }
 
@@ -202,7 +340,7 @@ static int write_after_done(struct evil *e)
 {
 	int ret = honest_until_done(e);
 
-	return ret ? ret : write_bytes(e, 0, EVIL_BYTES);
+	return ret ? ret : write_bytes(e, 0, (uint32_t)e->size);
 }
 
 /* DONE twice. */
@@ -210,7 +348,7 @@ static int done_twice(struct evil *e)
 {
 	int ret = honest_until_done(e);
 
-	return ret ? ret : send_done(e, EVIL_BYTES);
+	return ret ? ret : send_done(e, e->size);
 }
 
 /* The ID before the verdict came: right after the WRITE, where DONE
@@ -220,7 +358,7 @@ static int id_before_verdict(struct evil *e)
 {
 	int ret = honest_until_written(e);
 
-	return ret ? ret : send_id(e, EVIL_ID, strlen(EVIL_ID));
+	return ret ? ret : send_id(e, e->id, strlen(e->id));
 }
 
 /* IDs with a control character, or too long, after a good verdict. */
@@ -261,22 +399,22 @@ static int silent(struct evil *e)
 /* Half the WRITEs, then gone without DONE. */
 static int stop_mid_write(struct evil *e)
 {
-	int ret = send_info(e, EVIL_BYTES);
+	int ret = send_info(e, e->size);
 
 	if (ret == 0)
 		ret = recv_type(e, LAB3_MSG_REGION, &e->region);
-	return ret ? ret : write_bytes(e, 0, EVIL_BYTES / 2);
+	return ret ? ret : write_bytes(e, 0, (uint32_t)e->size / 2);
 }
 
 /* Gone after each step. */
 static int gone_after_info(struct evil *e)
 {
-	return send_info(e, EVIL_BYTES);
+	return send_info(e, e->size);
 }
 
 static int gone_after_region(struct evil *e)
 {
-	int ret = send_info(e, EVIL_BYTES);
+	int ret = send_info(e, e->size);
 
 	return ret ? ret : recv_type(e, LAB3_MSG_REGION, &e->region);
 }
@@ -292,6 +430,80 @@ static int gone_after_verdict(struct evil *e)
 	int ret = honest_until_done(e);
 
 	return ret ? ret : recv_type(e, LAB3_MSG_VERDICT, &msg);
+}
+
+/* A wrong hash: the whole file, honestly, under a SHA-256 whose first
+ * byte is flipped.  The receiver must answer bad. */
+static int bad_hash(struct evil *e)
+{
+	struct lab3_msg info, verdict;
+	char hex[2 * LAB3_SHA256_LEN + 1];
+	int good, ret;
+
+	file_info(e, e->size, &info);
+	info.file_info.sha256[0] ^= 0xff;
+	ret = send_file(e, &info, NULL, &verdict);
+	if (ret != 0)
+		return ret;
+	good = verdict.verdict.verdict == LAB3_VERDICT_GOOD;
+	lab3_hex(info.file_info.sha256, LAB3_SHA256_LEN, hex);
+	snprintf(e->what, sizeof(e->what), "bad-hash: %llu bytes in %u "
+		 "chunk%s, claimed sha256 %s, verdict %s",
+		 (unsigned long long)e->size, e->chunks, plural(e->chunks),
+		 hex,
+		 good ? "good: the receiver accepted a wrong hash" : "bad");
+	e->status = good ? EVIL_EXIT_LET_THROUGH : 0;
+	return 0;
+}
+
+/* write_stale: stale-write's step before each chunk.  Keep the first
+ * REGION; when a later one is for the same window (same addr, a new
+ * rkey), RDMA WRITE 1 byte there under the first REGION's rkey, which the
+ * receiver took back, wait for it, and stop the run whatever came of it. */
+static int write_stale(struct evil *e)
+{
+	const struct lab3_msg *first = &e->first_region;
+
+	if (first->type != LAB3_MSG_REGION) {
+		e->first_region = e->region;
+		return 0;
+	}
+	if (e->region.region.addr != first->region.addr)
+		return 0;
+	e->stale_tried = 1;
+	e->stale_ret = write_piece(e, 0, 1, first->region.addr,
+				   first->region.rkey);
+	return -ECANCELED;
+}
+
+/* A write into a window the receiver took back: the whole file, honestly,
+ * but with write_stale() before each chunk.  The receiver's device must
+ * refuse that write. */
+static int stale_write(struct evil *e)
+{
+	struct lab3_msg info, verdict;
+	int ret;
+
+	file_info(e, e->size, &info);
+	ret = send_file(e, &info, write_stale, &verdict);
+	if (!e->stale_tried) {
+		if (ret != 0)
+			return ret;
+		snprintf(e->what, sizeof(e->what), "stale-write: no window "
+			 "came round again in %u chunk%s", e->chunks,
+			 plural(e->chunks));
+		e->status = 2;
+		return 0;
+	}
+	if (e->stale_ret == 0) {
+		snprintf(e->what, sizeof(e->what), "stale-write: the receiver "
+			 "accepted a write into a window it had taken back");
+		e->status = EVIL_EXIT_LET_THROUGH;
+	} else {
+		snprintf(e->what, sizeof(e->what), "stale-write: the write "
+			 "under the old rkey failed");
+	}
+	return 0;
 }
 
 static const struct {
@@ -316,41 +528,104 @@ static const struct {
 	{ "gone-after-region", gone_after_region },
 	{ "gone-after-done", gone_after_done },
 	{ "gone-after-verdict", gone_after_verdict },
+	{ "bad-hash", bad_hash },
+	{ "stale-write", stale_write },
 };
+#define NMODES (sizeof(modes) / sizeof(modes[0]))
+
+/* usage: the synopsis and the modes, on stderr; returns exit status 1. */
+static int usage(void)
+{
+	fprintf(stderr, "usage: evil-sender [-s SIZE] [-n NAME] [-i ID] "
+		"MODE HOST PORT\nmodes:");
+	for (size_t i = 0; i < NMODES; i++)
+		fprintf(stderr, " %s", modes[i].name);
+	fprintf(stderr, "\n");
+	return 1;
+}
+
+/* parse_args: the options into E, and the index of the mode that
+ * argv[optind] names into *MODE; 0, or -1 for a usage error. */
+static int parse_args(struct evil *e, int argc, char **argv, size_t *mode)
+{
+	int opt;
+
+	while ((opt = getopt(argc, argv, "+s:n:i:")) != -1) {
+		switch (opt) {
+		case 's':
+			if (lab3_parse_size(optarg, &e->size) != 0 ||
+			    e->size > EVIL_MAX_BYTES) {
+				fprintf(stderr, "evil-sender: -s %s: not a "
+					"size from 0 to 1G\n", optarg);
+				return -1;
+			}
+			break;
+		case 'n': e->name = optarg; break;
+		case 'i': e->id = optarg; break;
+		default: return -1;
+		}
+	}
+	if (strlen(e->name) > LAB3_NAME_MAX || strlen(e->id) > LAB3_ID_MAX) {
+		fprintf(stderr, "evil-sender: NAME or ID too long\n");
+		return -1;
+	}
+	if (argc - optind != 3)
+		return -1;
+	for (*mode = 0; *mode < NMODES; (*mode)++)
+		if (strcmp(argv[optind], modes[*mode].name) == 0)
+			return 0;
+	return -1;
+}
+
+/* make_file: the file in memory: a pattern of period 251, a prime, so
+ * that a chunk in a wrong place changes the hash; at least EVIL_BYTES of
+ * it, for the modes that write that much whatever the file's size. */
+static int make_file(struct evil *e)
+{
+	e->data_len = e->size > EVIL_BYTES ? e->size : EVIL_BYTES;
+	e->data = malloc(e->data_len);
+	if (e->data == NULL) {
+		fprintf(stderr, "evil-sender: cannot allocate %zu bytes\n",
+			e->data_len);
+		return -1;
+	}
+	for (size_t i = 0; i < e->data_len; i++)
+		e->data[i] = (uint8_t)(0xe5 ^ i % 251);
+	return 0;
+}
 
 /* main: connect, misbehave, report; the receiver's reaction is the test's
- * to judge. */
+ * to judge, but for what bad-hash and stale-write check themselves. */
 int main(int argc, char **argv)
 {
-	static struct evil e = {
+	struct evil e = {
 		.conn = { .prog = "evil-sender", .timeout_ms = 10000 },
+		.size = EVIL_BYTES,
+		.name = "evil.bin",
+		.id = EVIL_ID,
 	};
-	int (*run)(struct evil *e) = NULL;
+	size_t mode;
 	int ret;
 
-	for (size_t i = 0; argc == 4 && i < sizeof(modes) / sizeof(modes[0]);
-	     i++)
-		if (strcmp(argv[1], modes[i].name) == 0)
-			run = modes[i].run;
-	if (run == NULL) {
-		fprintf(stderr, "usage: evil-sender MODE HOST PORT; modes:");
-		for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
-			fprintf(stderr, " %s", modes[i].name);
-		fprintf(stderr, "\n");
-		return 1;
-	}
-	memset(e.data, 0xe5, sizeof(e.data));
-	if (lab3_connect(&e.conn, argv[2], argv[3]) != 0 ||
-	    lab3_reg_mr(&e.conn, e.data, sizeof(e.data), 0, &e.mr) != 0) {
+	if (parse_args(&e, argc, argv, &mode) != 0)
+		return usage();
+	if (make_file(&e) != 0)
+		return 2;
+	if (lab3_connect(&e.conn, argv[optind + 1], argv[optind + 2]) != 0 ||
+	    lab3_reg_mr(&e.conn, e.data, e.data_len, 0, &e.mr) != 0) {
 		ret = say("cannot connect", &e, 2);
 		goto out_destroy;
 	}
-	ret = run(&e);
-	ret = say(ret == 0 ? argv[1] : "the receiver stopped it", &e, 0);
+	ret = modes[mode].run(&e);
+	if (ret != 0)
+		ret = say("the receiver stopped it", &e, 0);
+	else
+		ret = say(e.what[0] ? e.what : modes[mode].name, &e, e.status);
 out_destroy:
 	lab3_disconnect(&e.conn);
 	if (e.mr != NULL)
 		ibv_dereg_mr(e.mr);
 	lab3_conn_destroy(&e.conn);
+	free(e.data);
 	return ret;
 }

@@ -1,0 +1,291 @@
+/*
+ * evil-receiver.c - a receiver that breaks the Lab 3 protocol on purpose,
+ * to test the reference sender: what ./sender does with answers that an
+ * honest receiver never gives it.  Test-only; built from the project's
+ * common layer.
+ *
+ *   tests/evil-receiver [-p PORT] [-a ADDR] MODE
+ *
+ * It listens like ./receiver (on ADDR, default every address; on PORT,
+ * default 7471, 0 for any free one), prints "listening on ADDR:PORT" on
+ * stdout, serves ONE session as MODE says (see the table at the end),
+ * prints one line "evil-receiver: MODE: ..." saying what it did and what
+ * the sender did, and exits.
+ *
+ *   bad-verdict  Takes the file as an honest receiver does, through one
+ *                window for the whole file (files up to 64 MiB; a larger
+ *                one gets ERROR), then answers VERDICT bad whatever the
+ *                hash, and waits for the sender to hang up.
+ *
+ * Exit status: 0 when it carried out its part, whatever the sender did
+ * then: judging the sender's reaction is the test's job.  1 means a usage
+ * error, 2 that it could not carry out its part (no sender came, the
+ * sender failed first, ...).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common.h"
+
+#define EVIL_MAX_BYTES (64u << 20)	/* the largest file it takes */
+
+/* The evil receiver's listener, its one connection and its window. */
+struct evil {
+	struct lab3_listener listener;
+	struct lab3_conn conn;
+	uint64_t length;		/* the file's, from FILE_INFO */
+	uint8_t *window;		/* the whole file, NULL if empty */
+	struct ibv_mr *mr;
+	char what[LAB3_ERR_LEN];	/* what happened, for the line */
+};
+
+/* recv_type: receive the next message, waiting up to WAIT_MS (0: the
+ * connection's timeout), and require type WANT. */
+static int recv_type(struct evil *e, enum lab3_msg_type want,
+		     struct lab3_msg *msg, int wait_ms)
+{
+	int ret = lab3_recv_msg(&e->conn, msg, wait_ms);
+
+	if (ret != 0)
+		return ret;
+	if (msg->type != want) {
+		snprintf(e->conn.err, sizeof(e->conn.err), "got %s%s%s",
+			 lab3_msg_type_name(msg->type),
+			 msg->type == LAB3_MSG_ERROR ? ": " : "",
+			 msg->type == LAB3_MSG_ERROR ? msg->error.reason : "");
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* recv_file_info: step 1: FILE_INFO, for a file it can hold. */
+static int recv_file_info(struct evil *e)
+{
+	struct lab3_msg msg;
+	int ret = recv_type(e, LAB3_MSG_FILE_INFO, &msg, 0);
+
+	if (ret != 0)
+		return ret;
+	e->length = msg.file_info.length;
+	if (e->length <= EVIL_MAX_BYTES)
+		return 0;
+	snprintf(e->conn.err, sizeof(e->conn.err), "file of %llu bytes is "
+		 "over the evil receiver's limit of %u bytes",
+		 (unsigned long long)e->length, EVIL_MAX_BYTES);
+	lab3_send_error(&e->conn, LAB3_ERR_TOO_LARGE, e->conn.err);
+	return -EFBIG;
+}
+
+/* offer_window: step 2: register one window for the whole file and send
+ * its REGION (addr 0, rkey 0, length 0 for an empty file). */
+static int offer_window(struct evil *e)
+{
+	struct lab3_msg msg = { .type = LAB3_MSG_REGION };
+	int ret;
+
+	if (e->length > 0) {
+		e->window = malloc(e->length);
+		if (e->window == NULL) {
+			snprintf(e->conn.err, sizeof(e->conn.err),
+				 "cannot allocate %llu bytes",
+				 (unsigned long long)e->length);
+			return -ENOMEM;
+		}
+		ret = lab3_reg_mr(&e->conn, e->window, e->length,
+				  IBV_ACCESS_LOCAL_WRITE |
+				  IBV_ACCESS_REMOTE_WRITE, &e->mr);
+		if (ret != 0)
+			return ret;
+		msg.region.addr = (uintptr_t)e->window;
+		msg.region.rkey = e->mr->rkey;
+	}
+	msg.region.length = e->length;
+	return lab3_send_msg(&e->conn, &msg);
+}
+
+/* recv_done: step 3: the sender's RDMA WRITEs land unseen, then its DONE,
+ * which must be for the whole file. */
+static int recv_done(struct evil *e)
+{
+	struct lab3_msg msg;
+	int ret = recv_type(e, LAB3_MSG_DONE, &msg,
+			    lab3_wait_for_bytes(&e->conn, e->length));
+
+	if (ret != 0)
+		return ret;
+	if (msg.done.offset == 0 && msg.done.bytes == e->length)
+		return 0;
+	snprintf(e->conn.err, sizeof(e->conn.err), "DONE(%llu, %llu), "
+		 "expected DONE(0, %llu)", (unsigned long long)msg.done.offset,
+		 (unsigned long long)msg.done.bytes,
+		 (unsigned long long)e->length);
+	return -EPROTO;
+}
+
+/* take_file: steps 1 to 3 as an honest receiver, in one window. */
+static int take_file(struct evil *e)
+{
+	int ret = recv_file_info(e);
+
+	if (ret == 0)
+		ret = offer_window(e);
+	if (ret == 0)
+		ret = recv_done(e);
+	return ret;
+}
+
+/* send_verdict: step 4, VERDICT, whatever the file's hash. */
+static int send_verdict(struct evil *e, enum lab3_verdict verdict)
+{
+	struct lab3_msg msg = { .type = LAB3_MSG_VERDICT };
+
+	msg.verdict.verdict = verdict;
+	return lab3_send_msg(&e->conn, &msg);
+}
+
+/* wait_hang_up: after the last message, wait (up to the timeout) for the
+ * sender to disconnect, and say in e->what, after WHAT, what it did. */
+static int wait_hang_up(struct evil *e, const char *what)
+{
+	struct lab3_msg msg;
+	int ret = lab3_recv_msg(&e->conn, &msg, 0);
+
+	if (ret == -ECONNRESET) {
+		e->conn.err[0] = '\0';
+		snprintf(e->what, sizeof(e->what), "%s, the sender hung up",
+			 what);
+		return 0;
+	}
+	if (ret != 0)
+		return ret;
+	snprintf(e->what, sizeof(e->what), "%s, then the sender sent %s",
+		 what, lab3_msg_type_name(msg.type));
+	return 0;
+}
+
+/* ---- The misbehaviours ---- */
+
+/* A bad verdict for a file that arrived whole. */
+static int bad_verdict(struct evil *e)
+{
+	char what[64];
+	int ret = take_file(e);
+
+	if (ret == 0)
+		ret = send_verdict(e, LAB3_VERDICT_BAD);
+	if (ret != 0)
+		return ret;
+	snprintf(what, sizeof(what), "%llu bytes received, verdict bad sent",
+		 (unsigned long long)e->length);
+	return wait_hang_up(e, what);
+}
+
+static const struct {
+	const char *name;
+	int (*run)(struct evil *e);
+} modes[] = {
+	{ "bad-verdict", bad_verdict },
+};
+#define NMODES (sizeof(modes) / sizeof(modes[0]))
+
+/* ---- Running one session ---- */
+
+/* usage: the synopsis and the modes, on stderr; returns exit status 1. */
+static int usage(void)
+{
+	fprintf(stderr, "usage: evil-receiver [-p PORT] [-a ADDR] MODE\n"
+		"modes:");
+	for (size_t i = 0; i < NMODES; i++)
+		fprintf(stderr, " %s", modes[i].name);
+	fprintf(stderr, "\n");
+	return 1;
+}
+
+/* parse_args: -p and -a into *PORT and *ADDR, and the index of the mode
+ * that the one argument names into *MODE; 0, or -1 for a usage error. */
+static int parse_args(int argc, char **argv, const char **port,
+		      const char **addr, size_t *mode)
+{
+	int opt;
+
+	while ((opt = getopt(argc, argv, "+p:a:")) != -1) {
+		switch (opt) {
+		case 'p':
+			if (lab3_parse_number(optarg, 0, 65535) < 0) {
+				fprintf(stderr, "evil-receiver: -p %s: not a "
+					"port from 0 to 65535\n", optarg);
+				return -1;
+			}
+			*port = optarg;
+			break;
+		case 'a': *addr = optarg; break;
+		default: return -1;
+		}
+	}
+	if (argc - optind != 1)
+		return -1;
+	for (*mode = 0; *mode < NMODES; (*mode)++)
+		if (strcmp(argv[optind], modes[*mode].name) == 0)
+			return 0;
+	return -1;
+}
+
+/* serve_one: accept one sender and misbehave at it as MODE says; print
+ * the line and return the exit status. */
+static int serve_one(struct evil *e, size_t mode)
+{
+	char line[2 * LAB3_ERR_LEN];
+	int ret = lab3_accept(&e->listener, &e->conn);
+
+	if (ret == 0)
+		ret = modes[mode].run(e);
+	if (ret == 0)
+		snprintf(line, sizeof(line), "%s", e->what);
+	else
+		snprintf(line, sizeof(line), "could not carry it out: %s",
+			 e->conn.err);
+	printf("evil-receiver: %s: %s\n", modes[mode].name, line);
+	fflush(stdout);
+	lab3_disconnect(&e->conn);
+	if (e->mr != NULL)
+		ibv_dereg_mr(e->mr);
+	free(e->window);
+	lab3_conn_destroy(&e->conn);
+	return ret == 0 ? 0 : 2;
+}
+
+/* main: listen, say where, serve one session. */
+int main(int argc, char **argv)
+{
+	struct evil e = {
+		.conn = { .prog = "evil-receiver", .timeout_ms = 10000 },
+	};
+	const char *port = NULL, *addr = NULL;
+	char default_port[8], where[64];
+	uint16_t bound_port;
+	size_t mode;
+	int status;
+
+	if (parse_args(argc, argv, &port, &addr, &mode) != 0)
+		return usage();
+	if (port == NULL) {
+		snprintf(default_port, sizeof(default_port), "%d",
+			 LAB3_DEFAULT_PORT);
+		port = default_port;
+	}
+	if (lab3_listen(&e.listener, addr, port, &bound_port) != 0) {
+		fprintf(stderr, "evil-receiver: listen on %s:%s: %s\n",
+			addr ? addr : "*", port, e.listener.err);
+		lab3_listener_destroy(&e.listener);
+		return 2;
+	}
+	printf("listening on %s\n",
+	       lab3_addr_name(e.listener.id, 0, where, sizeof(where)));
+	fflush(stdout);
+	status = serve_one(&e, mode);
+	lab3_listener_destroy(&e.listener);
+	return status;
+}
