@@ -12,11 +12,30 @@ make_file "$TEST_TMP/small" 1000
 make_file "$TEST_TMP/big" 1048577
 
 
-# A wrong hash: bad verdict, no key, nothing saved (test-only switch).
-LAB3_TEST_BAD_HASH=1 run_sender -i alice "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/small"
-expect_sender_fails 5 "verdict bad" "sender claiming a wrong hash"
+# A wrong hash (tests/evil-sender bad-hash): bad verdict, no key, nothing
+# saved.
+said=$(tests/evil-sender -s 1000 -n small -i alice bad-hash "$RXE_ADDR" \
+	"$RX_PORT")
+expect_status 0 $? "tests/evil-sender bad-hash"
+echo "$said"
+case $said in
+"evil-sender: bad-hash: 1000 bytes in 1 chunk, "*", verdict bad") ;;
+*) fail "tests/evil-sender bad-hash: '$said'" ;;
+esac
 expect_summary "id -, 1000 bytes, verdict bad, [0-9.]+ s$" "bad hash"
 expect_saved_only "$out"
+
+# A bad verdict, the sender's side (tests/evil-receiver bad-verdict on a
+# port of its own): exit status 5, one line, no key, and the sender hangs
+# up after the verdict.
+run_sender_to_evil bad-verdict "$TEST_TMP/small" -i alice
+expect_sender_fails 5 "small: verdict bad: the receiver's SHA-256 of the 1000 bytes differs$" \
+	"sender given a bad verdict"
+expect_status 0 "$EVIL_STATUS" "tests/evil-receiver bad-verdict"
+case $EVIL_LINE in
+*": 1000 bytes received, verdict bad sent, the sender hung up") ;;
+*) fail "tests/evil-receiver bad-verdict: '$EVIL_LINE'" ;;
+esac
 
 # Over the receiver's limit: refused before anything is allocated.
 run_sender -i alice "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/big"

@@ -98,3 +98,27 @@ expect_json_failure() {
 	expect_json_field exit_status "$1" "$2"
 	expect_json_field key null "$2"
 }
+
+# run_sender_to_evil MODE FILE [OPTION...]: start tests/evil-receiver MODE
+# on a free port of its own, next to any receiver start_receiver started
+# (which goes on as it was), and run_sender OPTION... to it with FILE.
+# Then wait for the evil receiver to end: its last line and its exit
+# status in EVIL_LINE and EVIL_STATUS.  (The locals stand in for
+# start_receiver's variables while it runs.)
+run_sender_to_evil() {
+	local mode=$1 file=$2
+	local RX_BIN=tests/evil-receiver RX_DIR RX_PID RX_PORT RX_FD
+	shift 2
+	RX_DIR=$(mktemp -d "$TEST_TMP/evil-receiver.XXXXXX")
+	start_receiver "$mode" || fail "tests/evil-receiver $mode did not start"
+	run_sender "$@" "$RXE_ADDR" "$RX_PORT" "$file"
+	if EVIL_LINE=$(next_line); then
+		echo "$EVIL_LINE"
+	else
+		EVIL_LINE=
+		kill -TERM "$RX_PID"	# never served: the sender did not come
+	fi
+	wait "$RX_PID"
+	EVIL_STATUS=$?
+	exec {RX_FD}<&-
+}

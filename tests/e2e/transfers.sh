@@ -2,8 +2,10 @@
 # Each transfer: the sender exits 0 and prints exactly one line, the key;
 # the key equals `receiver --key-for ID`; the saved file equals the one
 # sent; the receiver's summary says good and key sent.  Then the same
-# with --json (1 MiB), and a bad verdict with --json.  The receiver keeps
-# a grading ledger (-l) of them all, checked at the end.
+# with --json (1 MiB), and a bad verdict on each side: the receiver given
+# a wrong hash (by tests/evil-sender), the sender's --json given a bad
+# verdict (by tests/evil-receiver, on a port of its own).  The receiver
+# keeps a grading ledger (-l) of its sessions, checked at the end.
 . tests/e2e/lib.sh
 
 mkdir "$TEST_TMP/out"
@@ -82,21 +84,38 @@ esac
 cmp "$file" "$TEST_TMP/out/json.bin" || fail "--json: the saved file differs"
 saved+=(json.bin)
 
-# --json, a bad verdict (test-only switch): verdict bad, the error line,
-# exit_status 5 as the sender's own, no key, nothing saved.
-LAB3_TEST_BAD_HASH=1 \
-	run_sender --json -i student-json "$RXE_ADDR" "$RX_PORT" "$file"
-echo "$SENDER_OUT"
-expect_json_failure 5 "sender --json claiming a wrong hash"
-expect_json_field verdict '"bad"' "sender --json with a bad verdict"
-expect_json_field bytes 1048576 "sender --json with a bad verdict"
+# A bad verdict, the receiver's side: tests/evil-sender sends a 1 MiB file
+# honestly but claims a wrong hash: verdict bad, no ID asked for, no key,
+# nothing saved (under a name not saved before).
+tests/evil-sender -s 1048576 -n bad.bin -i student-json bad-hash \
+	"$RXE_ADDR" "$RX_PORT" >"$TEST_TMP/evil.out"
+expect_status 0 $? "tests/evil-sender bad-hash"
+cat "$TEST_TMP/evil.out"
+grep -q "^evil-sender: bad-hash: 1048576 bytes in 1 chunk, .*, verdict bad\$" \
+	"$TEST_TMP/evil.out" || fail "bad hash: the evil sender's line"
 summary=$(next_line) || fail "no summary line for the bad hash"
 echo "$summary"
 case $summary in
 *"id -, 1048576 bytes, verdict bad, "*) ;;
-*) fail "--json, bad hash: summary '$summary'" ;;
+*) fail "bad hash: summary '$summary'" ;;
 esac
+case $summary in *"key sent"*|*"saved as"*) fail "bad hash: $summary" ;; esac
 expect_saved_only "$TEST_TMP/out" "${saved[@]}"
+
+# --json, a bad verdict, the sender's side: the real sender against
+# tests/evil-receiver bad-verdict, which takes the file whole and answers
+# bad: verdict bad, the error line, exit_status 5 as the sender's own, no
+# key, and the sender hangs up without sending its ID.
+run_sender_to_evil bad-verdict "$file" --json -i student-json
+echo "$SENDER_OUT"
+expect_json_failure 5 "sender --json given a bad verdict"
+expect_json_field verdict '"bad"' "sender --json with a bad verdict"
+expect_json_field bytes 1048576 "sender --json with a bad verdict"
+printf '%s\n' "$SENDER_ERR" | grep -q "json.bin: verdict bad: " ||
+	fail "sender --json with a bad verdict: stderr $SENDER_ERR"
+expect_status 0 "$EVIL_STATUS" "tests/evil-receiver bad-verdict"
+[ "$EVIL_LINE" = "evil-receiver: bad-verdict: 1048576 bytes received, verdict bad sent, the sender hung up" ] ||
+	fail "tests/evil-receiver bad-verdict: '$EVIL_LINE'"
 
 # The grading ledger (-l): one JSON line for each session above, in the
 # receiver's own form.  A good session and a bad verdict of a file whose
@@ -124,9 +143,13 @@ expect_status 0 "$SENDER_STATUS" "sender of $weird ($SENDER_ERR)"
 key=${SENDER_OUT#secret key: }
 good=$(next_line) || fail "no summary line for $weird"
 echo "$good"
-LAB3_TEST_BAD_HASH=1 run_sender -i "$weird_id" "$RXE_ADDR" "$RX_PORT" \
-	"$TEST_TMP/$weird"
-expect_status 5 "$SENDER_STATUS" "sender of $weird with a wrong hash"
+said=$(tests/evil-sender -s 1000 -n "$weird" -i "$weird_id" bad-hash \
+	"$RXE_ADDR" "$RX_PORT")
+expect_status 0 $? "tests/evil-sender bad-hash as $weird"
+echo "$said"
+[[ $said =~ ^evil-sender:\ bad-hash:\ 1000\ bytes\ .*\ claimed\ sha256\ ([0-9a-f]{64}),\ verdict\ bad$ ]] ||
+	fail "tests/evil-sender bad-hash as $weird: '$said'"
+claimed=${BASH_REMATCH[1]}
 bad=$(next_line) || fail "no summary line for $weird with a wrong hash"
 echo "$bad"
 after=$(date -u +%FT%TZ)
@@ -162,7 +185,7 @@ want+=",\"error\":null}"
 time2=$(time_of "${lines[-1]}")
 want="{\"time\":\"$time2\",\"peer\":\"$(peer_of "$bad")\",\"id\":null"
 want+=",\"file\":\"$(json_escape "$weird")\",\"bytes\":1000"
-want+=",\"sha256\":\"$(printf '%02x' $((0x${sha:0:2} ^ 0xff)))${sha:2}\""
+want+=",\"sha256\":\"$claimed\""
 want+=",\"verdict\":\"bad\",\"key_sent\":false,\"error\":null}"
 [ "${lines[-1]}" = "$want" ] ||
 	fail "ledger: the bad verdict's record is"$'\n'"${lines[-1]}"$'\n'"not"$'\n'"$want"

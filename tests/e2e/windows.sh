@@ -1,6 +1,7 @@
 # Files through small receiver windows (-w 64K): one window, two, many;
 # odd sizes and exact multiples; a bad verdict on a many-window file; and
-# a sender that writes into a window the receiver has taken back.
+# a sender that writes into a window the receiver has taken back (both
+# from tests/evil-sender).
 . tests/e2e/lib.sh
 
 out="$TEST_TMP/out"
@@ -36,19 +37,37 @@ for spec in "131072 two 2" "1060865 odd 17" "1310720 exact 20"; do
 done
 expect_saved_only "$out" one two odd exact
 
-# A bad verdict on a many-window file saves nothing.
-LAB3_TEST_BAD_HASH=1 run_sender -i bad "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/odd"
-expect_sender_fails 5 "verdict bad" "a bad hash over 17 windows"
-expect_summary "verdict bad" "bad hash over many windows"
+# evil_sender MODE NAME WHAT: tests/evil-sender MODE, sending 1060865
+# bytes (17 windows) as NAME; it must exit 0, and its line goes in EVIL.
+evil_sender() {
+	EVIL=$(tests/evil-sender -s 1060865 -n "$2" -i "$2" "$1" "$RXE_ADDR" \
+		"$RX_PORT")
+	expect_status 0 $? "$3: tests/evil-sender $1 ($EVIL)"
+	echo "$EVIL"
+}
+
+# A bad verdict on a many-window file (a wrong hash from tests/evil-sender,
+# the file sent honestly through every window) saves nothing.
+evil_sender bad-hash bad "a bad hash over 17 windows"
+case $EVIL in
+"evil-sender: bad-hash: 1060865 bytes in 17 chunks, "*", verdict bad") ;;
+*) fail "a bad hash over 17 windows: '$EVIL'" ;;
+esac
+expect_summary "id -, 1060865 bytes, verdict bad, [0-9.]+ s$" \
+	"bad hash over many windows"
 expect_saved_only "$out" one two odd exact
 
-# A write with a revoked window's rkey (test-only sender switch): the
-# receiver's device refuses it, the session fails, nothing is saved.
-rm "$out/odd"
-LAB3_TEST_STALE_WRITE=1 run_sender -i stale "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/odd"
-expect_sender_fails 3 "remote access error" "a write into a revoked window"
-expect_summary "verdict none, .*failed: " "a write into a revoked window"
-expect_saved_only "$out" one two exact
+# A write with a revoked window's rkey (tests/evil-sender stale-write:
+# when the first window comes round again, 1 byte under its old rkey):
+# the receiver's device refuses it, the session fails, nothing is saved.
+evil_sender stale-write stale "a write into a revoked window"
+case $EVIL in
+"evil-sender: stale-write: the write under the old rkey failed: "*"remote access error") ;;
+*) fail "a write into a revoked window: '$EVIL'" ;;
+esac
+expect_summary "id -, 1060865 bytes, verdict none, .*failed: " \
+	"a write into a revoked window"
+expect_saved_only "$out" one two odd exact
 
 # And the receiver serves the next sender.
 run_sender -i after "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/odd"
