@@ -67,6 +67,8 @@ tests/unit: tests/unit.o common.o json.o ledger.o
 tests/evil-sender: tests/evil-sender.o common.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
+tests/evil-sender.o tests/evil-receiver.o: tests/evil.h
+
 tests/evil-receiver: tests/evil-receiver.o common.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 

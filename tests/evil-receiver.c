@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "../common.h"
+#include "evil.h"
 
 #define EVIL_MAX_BYTES (64u << 20)	/* the largest file it takes */
 
@@ -47,18 +48,7 @@ struct evil {
 static int recv_type(struct evil *e, enum lab3_msg_type want,
 		     struct lab3_msg *msg, int wait_ms)
 {
-	int ret = lab3_recv_msg(&e->conn, msg, wait_ms);
-
-	if (ret != 0)
-		return ret;
-	if (msg->type != want) {
-		snprintf(e->conn.err, sizeof(e->conn.err), "got %s%s%s",
-			 lab3_msg_type_name(msg->type),
-			 msg->type == LAB3_MSG_ERROR ? ": " : "",
-			 msg->type == LAB3_MSG_ERROR ? msg->error.reason : "");
-		return -EPROTO;
-	}
-	return 0;
+	return evil_recv_type(&e->conn, want, msg, wait_ms);
 }
 
 /* recv_file_info: step 1: FILE_INFO, for a file it can hold. */

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "../common.h"
+#include "evil.h"
 
 #define EVIL_BYTES 8192			/* the file, unless -s says */
 #define EVIL_MAX_BYTES (1ULL << 30)	/* the largest -s */
@@ -124,18 +125,7 @@ static int send_info(struct evil *e, uint64_t length)
 static int recv_type(struct evil *e, enum lab3_msg_type want,
 		     struct lab3_msg *msg)
 {
-	int ret = lab3_recv_msg(&e->conn, msg, 0);
-
-	if (ret != 0)
-		return ret;
-	if (msg->type != want) {
-		snprintf(e->conn.err, sizeof(e->conn.err), "got %s%s%s",
-			 lab3_msg_type_name(msg->type),
-			 msg->type == LAB3_MSG_ERROR ? ": " : "",
-			 msg->type == LAB3_MSG_ERROR ? msg->error.reason : "");
-		return -EPROTO;
-	}
-	return 0;
+	return evil_recv_type(&e->conn, want, msg, 0);
 }
 
 /* write_piece: RDMA WRITE the LEN bytes of the file at FROM to ADDR under
