@@ -4,13 +4,17 @@
  *
  * Read it after protocol.h.  It holds, in order:
  *   - small utilities (a monotonic clock, traces of completions);
- *   - connection-manager events, and the wait: one blocking wait that
- *     watches the completion channel and the rdma_cm event channel
- *     together, with a timeout;
+ *   - the connection's errors: the first one stays;
+ *   - connection-manager events;
+ *   - the completion model (see struct lab3_conn in common.h):
+ *     lab3_poll() takes every completion without blocking (messages to
+ *     the inbox, credits back to the send queue, a peer's ERROR to the
+ *     connection's error), and lab3_wait() is the one blocking wait, on
+ *     the completion channel and the rdma_cm channel together;
  *   - connection setup: the verbs resources of one connection, the
  *     client's resolve/connect, the server's bind/listen/accept;
  *   - teardown;
- *   - messages: post a SEND or a RECV, check and decode what arrives;
+ *   - messages: receive one, post one, send one and wait, send ERROR;
  *   - memory registration and RDMA WRITE;
  *   - command-line numbers (-t, -m, -w, -n, -p);
  *   - SHA-256, HMAC-SHA256, the secret file and the keys it derives, with
@@ -25,6 +29,7 @@
 #include <limits.h>
 #include <netdb.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +46,10 @@
 
 #define RESOLVE_TIMEOUT_MS 5000	/* rdma_resolve_addr / _route budget */
 #define DISCONNECT_WAIT_MS 2000	/* how long to wait for DISCONNECTED */
-#define NO_CM_EVENT ((enum rdma_cm_event_type)-1)	/* wait for none */
+#define NO_CM_EVENT ((enum rdma_cm_event_type)-1)	/* none yet */
+#define SETTLE_MS 200		/* after a failed completion, how long to
+				 * look for the peer's ERROR behind it */
+#define ERROR_WAIT_MS 1000	/* silence while our own ERROR goes out */
 
 /* ---- Small utilities ---- */
 
@@ -94,6 +102,27 @@ static void trace_wc(const struct lab3_conn *conn, const struct ibv_wc *wc)
 		wc->byte_len);
 }
 
+/* ---- Errors of a connection ---- */
+
+/* conn_error: the connection has failed with RET (a negative errno), FMT
+ * saying why.  The first failure stays: a later one changes nothing (but
+ * see take_peer_error()).  Returns the connection's error. */
+static int conn_error(struct lab3_conn *conn, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int conn_error(struct lab3_conn *conn, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (conn->error != 0)
+		return conn->error;
+	conn->error = ret;
+	va_start(ap, fmt);
+	vsnprintf(conn->err, sizeof(conn->err), fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
 /* ---- Connection-manager events ---- */
 
 /* What rdma_cm's ENODEV means to a user: the address is not on (or routed
@@ -117,47 +146,38 @@ static const char *rejection_reason(const struct rdma_cm_event *event)
 	return data;
 }
 
-/* cm_event_error: explain an rdma_cm event that ends a connection attempt. */
+/* cm_event_error: an rdma_cm event that ends the connection (or the
+ * attempt to make one) is the connection's error. */
 static int cm_event_error(struct lab3_conn *conn,
 			  const struct rdma_cm_event *event)
 {
 	switch (event->event) {
 	case RDMA_CM_EVENT_ADDR_ERROR:
-		snprintf(conn->err, sizeof(conn->err), "%s",
-			 event->status == -ENODEV ? no_device_msg :
-			 "cannot resolve the address to an RDMA device");
-		return -EHOSTUNREACH;
+		return conn_error(conn, -EHOSTUNREACH, "%s",
+				  event->status == -ENODEV ? no_device_msg :
+				  "cannot resolve the address to an RDMA "
+				  "device");
 	case RDMA_CM_EVENT_ROUTE_ERROR:
-		snprintf(conn->err, sizeof(conn->err),
-			 "no route to the address: %s",
-			 strerror(-event->status));
-		return -EHOSTUNREACH;
+		return conn_error(conn, -EHOSTUNREACH,
+				  "no route to the address: %s",
+				  strerror(-event->status));
 	case RDMA_CM_EVENT_UNREACHABLE:
-		snprintf(conn->err, sizeof(conn->err),
-			 "the receiver is unreachable");
-		return -EHOSTUNREACH;
+		return conn_error(conn, -EHOSTUNREACH,
+				  "the receiver is unreachable");
 	case RDMA_CM_EVENT_REJECTED:
 		if (rejection_reason(event) != NULL)
-			snprintf(conn->err, sizeof(conn->err),
-				 "connection refused: %s",
-				 rejection_reason(event));
-		else
-			snprintf(conn->err, sizeof(conn->err),
-				 "connection refused (is a receiver "
-				 "listening on that port?)");
-		return -ECONNREFUSED;
-	case RDMA_CM_EVENT_DISCONNECTED:
+			return conn_error(conn, -ECONNREFUSED,
+					  "connection refused: %s",
+					  rejection_reason(event));
+		return conn_error(conn, -ECONNREFUSED, "connection refused "
+				  "(is a receiver listening on that port?)");
 	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
-		snprintf(conn->err, sizeof(conn->err), "the peer disconnected");
-		return -ECONNRESET;
+		return conn_error(conn, -ECONNRESET, "the peer disconnected");
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		snprintf(conn->err, sizeof(conn->err),
-			 "the RDMA device was removed");
-		return -ENODEV;
+		return conn_error(conn, -ENODEV, "the RDMA device was removed");
 	default:
-		snprintf(conn->err, sizeof(conn->err),
-			 "connection lost: %s", rdma_event_str(event->event));
-		return -ECONNABORTED;
+		return conn_error(conn, -ECONNABORTED, "connection lost: %s",
+				  rdma_event_str(event->event));
 	}
 }
 
@@ -175,75 +195,214 @@ static void refuse_busy(struct lab3_conn *conn, struct rdma_cm_id *id)
 	rdma_destroy_id(id);
 }
 
-/* handle_cm_event: read one event from the connection's CM channel.  Sets
- * *WANTED if it is WANTED_TYPE for our cm_id, and conn->disconnected if it
- * is the peer's DISCONNECTED.  Returns a negative errno if the event ends
- * the connection in any other way. */
-static int handle_cm_event(struct lab3_conn *conn,
-			   enum rdma_cm_event_type wanted_type, int *wanted)
+/* handle_cm_event: read one event from the connection's CM channel and
+ * note what it says of our cm_id in conn->cm_event (and in connected or
+ * disconnected).  Returns 1 when it was for our cm_id, 0 when there was
+ * none for it, or the connection's error if the event ends it.  On the
+ * receiver the listener shares the channel: a second connection request
+ * is refused as busy. */
+static int handle_cm_event(struct lab3_conn *conn)
 {
 	struct rdma_cm_id *busy_id = NULL;
 	struct rdma_cm_event *event;
-	int ret = 0;
+	int ret = 1;
 
 	if (rdma_get_cm_event(conn->cm_channel, &event) != 0) {
-		if (errno == EAGAIN)
+		int err = errno;
+
+		if (err == EAGAIN)
 			return 0;
-		ret = -errno;
-		snprintf(conn->err, sizeof(conn->err),
-			 "rdma_get_cm_event: %s", strerror(errno));
-		return ret;
+		return conn_error(conn, -err, "rdma_get_cm_event: %s",
+				  strerror(err));
 	}
 	if (conn->verbose)
 		fprintf(stderr, "%s: cm event: %s\n", conn->prog,
 			rdma_event_str(event->event));
 
 	if (event->id != conn->id) {
-		/* On the receiver the listener shares our channel. */
 		if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST)
 			busy_id = event->id;
-	} else if (event->event == wanted_type) {
-		*wanted = 1;
-		if (wanted_type == RDMA_CM_EVENT_DISCONNECTED)
-			conn->disconnected = 1;
+		ret = 0;
+	} else if (event->event == RDMA_CM_EVENT_ESTABLISHED) {
+		conn->connected = 1;
 	} else if (event->event == RDMA_CM_EVENT_DISCONNECTED) {
 		conn->disconnected = 1;
-	} else if (event->event != RDMA_CM_EVENT_ESTABLISHED) {
-		/* (ESTABLISHED again is harmless once we are past it) */
+	} else if (event->event != RDMA_CM_EVENT_ADDR_RESOLVED &&
+		   event->event != RDMA_CM_EVENT_ROUTE_RESOLVED) {
 		ret = cm_event_error(conn, event);
 	}
+	if (ret == 1)
+		conn->cm_event = event->event;
 	rdma_ack_cm_event(event);
 	if (busy_id != NULL)
 		refuse_busy(conn, busy_id);
 	return ret;
 }
 
-/* poll_cq_armed: take one completion from the CQ into *WC.  When the CQ is
- * empty, arm it for one notification and look again, since a completion
- * may have slipped in before the arming.  Returns 1 with a completion, 0
- * when the CQ is empty and armed, or a negative errno. */
-static int poll_cq_armed(struct lab3_conn *conn, struct ibv_wc *wc)
+/* ---- Completions ---- */
+
+/* What a work request was for is in the top two bits of its wr_id; the
+ * rest is a receive buffer's slot, or the tag a send was posted with.  (A
+ * failed completion has a valid wr_id and status, and nothing else.) */
+#define WR_KIND_SHIFT 62
+enum wr_kind { WR_RECV, WR_SEND, WR_WRITE };
+#define WR_ID(kind, rest) ((uint64_t)(kind) << WR_KIND_SHIFT | (rest))
+#define WR_KIND(wr_id) ((unsigned)((wr_id) >> WR_KIND_SHIFT))
+#define WR_REST(wr_id) ((wr_id) & ((1ULL << WR_KIND_SHIFT) - 1))
+
+/* post_recv: hand receive buffer SLOT to the hardware for the next
+ * incoming SEND.  Buffers must be posted before the peer can send. */
+static int post_recv(struct lab3_conn *conn, int slot)
 {
-	int n = ibv_poll_cq(conn->cq, 1, wc);
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)&conn->msgs[slot],
+		.length = sizeof(conn->msgs[slot]),
+		.lkey = conn->msgs_mr->lkey,
+	};
+	struct ibv_recv_wr wr = {
+		.wr_id = WR_ID(WR_RECV, (uint64_t)slot),
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+	struct ibv_recv_wr *bad_wr;
+	int ret = ibv_post_recv(conn->id->qp, &wr, &bad_wr);
 
-	if (n == 0) {
-		int ret = ibv_req_notify_cq(conn->cq, 0);
-
-		if (ret != 0) {
-			snprintf(conn->err, sizeof(conn->err),
-				 "ibv_req_notify_cq: %s", strerror(ret));
-			return -ret;
-		}
-		n = ibv_poll_cq(conn->cq, 1, wc);
-	}
-	if (n < 0) {
-		snprintf(conn->err, sizeof(conn->err), "ibv_poll_cq failed");
-		return -EIO;
-	}
-	if (n > 0)
-		trace_wc(conn, wc);
-	return n;
+	if (ret != 0)
+		return conn_error(conn, -ret, "ibv_post_recv: %s",
+				  strerror(ret));
+	return 0;
 }
+
+/* wc_failed: a work request failed, so the queue pair is in the error
+ * state and every other request will be flushed.  The cause is often the
+ * peer's: an ERROR it sent just before it hung up may still be on its way
+ * into the CQ (see settle()). */
+static void wc_failed(struct lab3_conn *conn, const struct ibv_wc *wc)
+{
+	static const char *const what[] = { "RECV", "SEND", "RDMA WRITE" };
+	unsigned kind = WR_KIND(wc->wr_id);
+
+	if (kind == WR_RECV && wc->status == IBV_WC_WR_FLUSH_ERR)
+		conn->recv_flushed = 1;
+	if (conn->error != 0)
+		return;
+	if (wc->status == IBV_WC_WR_FLUSH_ERR)
+		conn_error(conn, -ECONNRESET,
+			   "the connection broke (work requests flushed)");
+	else
+		conn_error(conn, -EIO, "%s failed: %s",
+			   kind <= WR_WRITE ? what[kind] : "a work request",
+			   ibv_wc_status_str(wc->status));
+	conn->error_from_wc = 1;
+	conn->settle_until = now_ms() + SETTLE_MS;
+}
+
+/* take_peer_error: the peer sent ERROR: its reason is why the connection
+ * ends.  It is the connection's error even when a failed completion came
+ * first (the peer's hang-up often overtakes its ERROR), but never
+ * replaces an error of our own. */
+static void take_peer_error(struct lab3_conn *conn, const struct lab3_msg *msg)
+{
+	if (conn->error != 0 && !conn->error_from_wc)
+		return;
+	conn->error = 0;
+	conn->error_from_wc = 0;
+	conn_error(conn, -EREMOTEIO, "%s", msg->error.reason);
+}
+
+/* take_recv: a message arrived: check and decode it, post its buffer
+ * again, and put it in the inbox (a peer's ERROR becomes the
+ * connection's error instead). */
+static void take_recv(struct lab3_conn *conn, const struct ibv_wc *wc)
+{
+	char why[LAB3_ERR_LEN - 32];
+	uint64_t slot = WR_REST(wc->wr_id);
+	struct lab3_msg msg;
+
+	if (slot >= LAB3_RECV_DEPTH) {
+		conn_error(conn, -EIO, "a completion for no receive buffer");
+		return;
+	}
+	if (wc->opcode != IBV_WC_RECV) {
+		/* e.g. an RDMA WRITE with immediate data, not a SEND */
+		conn_error(conn, -EPROTO, "protocol error: the peer consumed "
+			   "a receive without a SEND");
+		return;
+	}
+	if (lab3_decode(&conn->msgs[slot], wc->byte_len, &msg, why,
+			sizeof(why)) != 0) {
+		conn_error(conn, -EPROTO, "protocol error: %s", why);
+		return;
+	}
+	if (conn->verbose)
+		fprintf(stderr, "%s: received %s (%u bytes)\n", conn->prog,
+			lab3_msg_type_name(msg.type), wc->byte_len);
+	if (post_recv(conn, (int)slot) != 0)
+		return;
+	if (msg.type == LAB3_MSG_ERROR)
+		take_peer_error(conn, &msg);
+	else if (conn->ninbox == LAB3_RECV_DEPTH)
+		conn_error(conn, -EPROTO, "protocol error: the peer sent more "
+			   "messages than it may");
+	else
+		conn->inbox[conn->ninbox++] = msg;
+}
+
+/* take_sent: a SEND or an RDMA WRITE completed: its credit comes back,
+ * and its tag, if it had one, goes to conn->sent. */
+static void take_sent(struct lab3_conn *conn, const struct ibv_wc *wc)
+{
+	if (conn->credits == LAB3_SEND_DEPTH) {
+		conn_error(conn, -EIO, "a send completion with no send "
+			   "outstanding");
+		return;
+	}
+	conn->credits++;
+	if (wc->status != IBV_WC_SUCCESS)
+		wc_failed(conn, wc);
+	else if (WR_REST(wc->wr_id) != 0 && conn->sent != NULL)
+		conn->sent(conn->owner, WR_REST(wc->wr_id));
+}
+
+/* lab3_poll: see common.h.  The CQ is armed for one notification once it
+ * is empty, and then looked at again: a completion may have slipped in
+ * before the arming, and would not wake the completion channel. */
+int lab3_poll(struct lab3_conn *conn)
+{
+	struct ibv_wc wc[8];
+	int taken = 0, armed = 0;
+
+	if (conn->cq == NULL)
+		return 0;
+	for (;;) {
+		int n = ibv_poll_cq(conn->cq, 8, wc);
+
+		if (n < 0)
+			return conn_error(conn, -EIO, "ibv_poll_cq failed");
+		for (int i = 0; i < n; i++) {
+			trace_wc(conn, &wc[i]);
+			if (wc[i].status == IBV_WC_SUCCESS &&
+			    WR_KIND(wc[i].wr_id) == WR_RECV)
+				take_recv(conn, &wc[i]);
+			else if (WR_KIND(wc[i].wr_id) == WR_RECV)
+				wc_failed(conn, &wc[i]);
+			else
+				take_sent(conn, &wc[i]);
+		}
+		taken += n;
+		if (n > 0)
+			continue;
+		if (armed)
+			return taken;
+		n = ibv_req_notify_cq(conn->cq, 0);
+		if (n != 0)
+			return conn_error(conn, -n, "ibv_req_notify_cq: %s",
+					  strerror(n));
+		armed = 1;
+	}
+}
+
+/* ---- The one blocking wait ---- */
 
 /* wait_fds: poll() FDS for up to TIMEOUT_MS (-1: no limit), with the
  * signal mask SIGMASK while blocked, if it is not NULL.  A program that
@@ -261,58 +420,43 @@ static int wait_fds(struct pollfd *fds, nfds_t nfds, long long timeout_ms,
 }
 
 /*
- * wait_event: the one blocking wait.  Returns when
- *   - WC is not NULL and the CQ yields a completion (stored in *WC), or
- *   - CM_WANTED is not NO_CM_EVENT and that event arrives for our cm_id,
- * and fails when the peer disconnects, the connection breaks, a signal
- * arrives, or WAIT_MS pass in silence.
+ * wait_once: sleep in poll() on the completion channel and the CM event
+ * channel together until lab3_poll() takes a completion or an event for
+ * our cm_id comes, WAIT_MS at most.  Returns 0 then, or the connection's
+ * error (which a timeout or a signal becomes).
  *
- * It sleeps in poll() on the completion channel and the CM event channel
- * together.  Every event taken from the completion channel is acknowledged
- * at once, or ibv_destroy_cq() would block at teardown.  A peer that sends
- * its last message and hangs up can wake us with both at once: the CQ is
- * always drained before the disconnection counts.
+ * Every event taken from the completion channel is acknowledged at once,
+ * or ibv_destroy_cq() would block at teardown.  A peer that sends its last
+ * message and hangs up can wake us with both at once: the CQ is drained
+ * after every CM event, so the message is in the inbox before the
+ * hang-up is seen.
  */
-static int wait_event(struct lab3_conn *conn, struct ibv_wc *wc,
-		      enum rdma_cm_event_type cm_wanted, int wait_ms)
+static int wait_once(struct lab3_conn *conn, int wait_ms)
 {
 	long long deadline = now_ms() + wait_ms;
-	int got_cm = 0;
 
 	for (;;) {
 		struct pollfd fds[2];
 		long long left;
-		int n, ret;
+		int n = lab3_poll(conn);
 
-		if (wc != NULL) {
-			n = poll_cq_armed(conn, wc);
-			if (n != 0)
-				return n < 0 ? n : 0;
-		}
-		if (conn->disconnected) {
-			snprintf(conn->err, sizeof(conn->err),
-				 "the peer disconnected");
-			return -ECONNRESET;
-		}
-
+		if (n != 0)
+			return n < 0 ? n : 0;
 		left = deadline - now_ms();
-		if (left <= 0) {
-			snprintf(conn->err, sizeof(conn->err),
-				 "timed out after %lld s without word from "
-				 "the peer", ((long long)wait_ms + 999) / 1000);
-			return -ETIMEDOUT;
-		}
+		if (left <= 0)
+			return conn_error(conn, -ETIMEDOUT, "timed out after "
+					  "%lld s without word from the peer",
+					  ((long long)wait_ms + 999) / 1000);
 		fds[0].fd = conn->cm_channel->fd;
 		fds[0].events = POLLIN;
 		fds[1].fd = conn->comp_channel ? conn->comp_channel->fd : -1;
 		fds[1].events = POLLIN;
-		n = wait_fds(fds, 2, left, conn->wait_sigmask);
-		if (n < 0) {
-			ret = -errno;
-			snprintf(conn->err, sizeof(conn->err), "%s",
-				 errno == EINTR ? "interrupted by a signal" :
-				 strerror(errno));
-			return ret;
+		if (wait_fds(fds, 2, left, conn->wait_sigmask) < 0) {
+			int err = errno;
+
+			return conn_error(conn, -err, "%s", err == EINTR ?
+					  "interrupted by a signal" :
+					  strerror(err));
 		}
 		if (fds[1].revents & POLLIN) {
 			struct ibv_cq *cq;
@@ -323,78 +467,62 @@ static int wait_event(struct lab3_conn *conn, struct ibv_wc *wc,
 				ibv_ack_cq_events(cq, 1);
 		}
 		if (fds[0].revents & POLLIN) {
-			ret = handle_cm_event(conn, cm_wanted, &got_cm);
-			if (ret != 0)
-				return ret;
-			if (got_cm)
-				return 0;
+			n = handle_cm_event(conn);
+			if (n != 0) {
+				lab3_poll(conn);
+				return n < 0 ? n : 0;
+			}
 		}
 	}
 }
 
-/* wait_cm_event: wait up to WAIT_MS for event WANTED on our cm_id. */
-static int wait_cm_event(struct lab3_conn *conn,
-			 enum rdma_cm_event_type wanted, int wait_ms)
+/* settle: the connection has failed.  When a failed completion was the
+ * first sign, the peer's ERROR that explains it may still be coming: look
+ * for it until a receive has been flushed (the receive queue completes in
+ * order, so every message before that one has been seen), SETTLE_MS at
+ * most.  Returns the connection's error. */
+static int settle(struct lab3_conn *conn)
 {
-	return wait_event(conn, NULL, wanted, wait_ms);
+	long long left;
+
+	while (conn->error_from_wc && !conn->recv_flushed &&
+	       (left = conn->settle_until - now_ms()) > 0)
+		if (wait_once(conn, (int)left) != 0)
+			break;
+	return conn->error;
 }
 
-/* wait_established: wait for our connection to be ESTABLISHED. */
-static int wait_established(struct lab3_conn *conn)
+/* lab3_wait: see common.h. */
+int lab3_wait(struct lab3_conn *conn, int wait_ms)
 {
-	int ret = wait_cm_event(conn, RDMA_CM_EVENT_ESTABLISHED,
-				conn->timeout_ms);
-
-	if (ret == 0)
-		conn->connected = 1;
-	return ret;
-}
-
-/* check_wc: fail unless a work completion succeeded. */
-static int check_wc(struct lab3_conn *conn, const struct ibv_wc *wc)
-{
-	if (wc->status == IBV_WC_SUCCESS)
-		return 0;
-	if (wc->status == IBV_WC_WR_FLUSH_ERR) {
-		/* The queue pair went to the error state, usually because
-		 * the peer broke the connection or its NIC refused ours. */
-		snprintf(conn->err, sizeof(conn->err), "the connection broke "
-			 "(work requests flushed)");
+	if (conn->error == 0 && !conn->disconnected)
+		wait_once(conn, wait_ms ? wait_ms : conn->timeout_ms);
+	if (conn->error != 0)
+		return settle(conn);
+	if (conn->disconnected) {
+		snprintf(conn->err, sizeof(conn->err), "the peer disconnected");
 		return -ECONNRESET;
-	}
-	snprintf(conn->err, sizeof(conn->err), "%s failed: %s",
-		 wc->wr_id >= LAB3_WR_WRITE ? "RDMA WRITE" :
-		 wc->wr_id >= LAB3_WR_SEND ? "SEND" : "RECV",
-		 ibv_wc_status_str(wc->status));
-	return -EIO;
-}
-
-/* ---- Resources of one connection ---- */
-
-/* post_recv: hand receive buffer SLOT to the hardware for the next
- * incoming SEND.  Buffers must be posted before the peer can send. */
-static int post_recv(struct lab3_conn *conn, int slot)
-{
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)&conn->msgs[slot],
-		.length = sizeof(conn->msgs[slot]),
-		.lkey = conn->msgs_mr->lkey,
-	};
-	struct ibv_recv_wr wr = {
-		.wr_id = LAB3_WR_RECV + (uint64_t)slot,
-		.sg_list = &sge,
-		.num_sge = 1,
-	};
-	struct ibv_recv_wr *bad_wr;
-	int ret = ibv_post_recv(conn->id->qp, &wr, &bad_wr);
-
-	if (ret != 0) {
-		snprintf(conn->err, sizeof(conn->err), "ibv_post_recv: %s",
-			 strerror(ret));
-		return -ret;
 	}
 	return 0;
 }
+
+/* wait_cm_event: wait for event WANTED on our cm_id, each step of setup
+ * within the connection's timeout.  (rdma_cm's events are read only here
+ * and in lab3_wait(), so none can have been missed before.) */
+static int wait_cm_event(struct lab3_conn *conn,
+			 enum rdma_cm_event_type wanted)
+{
+	conn->cm_event = NO_CM_EVENT;
+	while (conn->cm_event != wanted) {
+		int ret = lab3_wait(conn, 0);
+
+		if (ret != 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* ---- Resources of one connection ---- */
 
 /* report_errno: fill conn->err with "CALL: reason" for a call that has
  * just failed, and return the negative errno.  The verbs calls that return
@@ -409,7 +537,7 @@ static int report_errno(struct lab3_conn *conn, const char *call,
 	return -err;
 }
 
-/* create_cq: the completion channel (non-blocking, for wait_event()'s
+/* create_cq: the completion channel (non-blocking, for wait_once()'s
  * poll()) and the one CQ for sends and receives, which notifies it. */
 static int create_cq(struct lab3_conn *conn)
 {
@@ -500,6 +628,7 @@ static int setup_msgs(struct lab3_conn *conn)
 			  IBV_ACCESS_LOCAL_WRITE, &conn->msgs_mr);
 	if (ret != 0)
 		return ret;
+	conn->credits = LAB3_SEND_DEPTH;
 	for (int slot = 0; slot < LAB3_RECV_DEPTH; slot++) {
 		ret = post_recv(conn, slot);
 		if (ret != 0)
@@ -607,14 +736,12 @@ static int resolve_addr_and_route(struct lab3_conn *conn, const char *host,
 	rdma_freeaddrinfo(addr);
 	if (ret != 0)
 		return resolve_error(conn, "rdma_resolve_addr");
-	ret = wait_cm_event(conn, RDMA_CM_EVENT_ADDR_RESOLVED,
-			    conn->timeout_ms);
+	ret = wait_cm_event(conn, RDMA_CM_EVENT_ADDR_RESOLVED);
 	if (ret != 0)
 		return ret;
 	if (rdma_resolve_route(conn->id, RESOLVE_TIMEOUT_MS) != 0)
 		return resolve_error(conn, "rdma_resolve_route");
-	return wait_cm_event(conn, RDMA_CM_EVENT_ROUTE_RESOLVED,
-			     conn->timeout_ms);
+	return wait_cm_event(conn, RDMA_CM_EVENT_ROUTE_RESOLVED);
 }
 
 /* open_cm_id: open an rdma_cm event channel (non-blocking, so that a read
@@ -661,13 +788,9 @@ int lab3_connect(struct lab3_conn *conn, const char *host, const char *port)
 	ret = build_resources(conn);
 	if (ret != 0)
 		return ret;
-	if (rdma_connect(conn->id, &param) != 0) {
-		ret = -errno;
-		snprintf(conn->err, sizeof(conn->err), "rdma_connect: %s",
-			 strerror(errno));
-		return ret;
-	}
-	return wait_established(conn);
+	if (rdma_connect(conn->id, &param) != 0)
+		return report_errno(conn, "rdma_connect", EIO);
+	return wait_cm_event(conn, RDMA_CM_EVENT_ESTABLISHED);
 }
 
 /* ---- Server side ---- */
@@ -802,13 +925,9 @@ int lab3_accept(struct lab3_listener *listener, struct lab3_conn *conn)
 		rdma_reject(conn->id, why, sizeof(why));
 		return ret;
 	}
-	if (rdma_accept(conn->id, &param) != 0) {
-		ret = -errno;
-		snprintf(conn->err, sizeof(conn->err), "rdma_accept: %s",
-			 strerror(errno));
-		return ret;
-	}
-	return wait_established(conn);
+	if (rdma_accept(conn->id, &param) != 0)
+		return report_errno(conn, "rdma_accept", EIO);
+	return wait_cm_event(conn, RDMA_CM_EVENT_ESTABLISHED);
 }
 
 /* ---- Teardown ---- */
@@ -816,13 +935,15 @@ int lab3_accept(struct lab3_listener *listener, struct lab3_conn *conn)
 /* lab3_disconnect: see common.h; the wait is DISCONNECT_WAIT_MS at most. */
 void lab3_disconnect(struct lab3_conn *conn)
 {
+	long long deadline = now_ms() + DISCONNECT_WAIT_MS, left;
+
 	if (!conn->connected)
 		return;
 	conn->connected = 0;
 	rdma_disconnect(conn->id);
-	if (!conn->disconnected)
-		wait_cm_event(conn, RDMA_CM_EVENT_DISCONNECTED,
-			      DISCONNECT_WAIT_MS);
+	while (!conn->disconnected && (left = deadline - now_ms()) > 0)
+		if (wait_once(conn, (int)left) != 0)
+			break;
 }
 
 /* lab3_conn_destroy: see common.h. */
@@ -902,192 +1023,194 @@ int lab3_wait_for_bytes(const struct lab3_conn *conn, uint64_t bytes)
 
 /* ---- Messages ---- */
 
-/* lab3_wait_send: see common.h. */
-int lab3_wait_send(struct lab3_conn *conn, enum lab3_wr_kind kind,
-		   int wait_ms)
+/* lab3_recv_msg: see common.h.  The connection's error comes first (a
+ * peer's ERROR ends it at once, whatever was queued before); the peer's
+ * hang-up comes after the messages it sent. */
+int lab3_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg, int wait_ms)
 {
-	enum ibv_wc_opcode opcode = kind == LAB3_WR_SEND ? IBV_WC_SEND :
-				    IBV_WC_RDMA_WRITE;
-	struct ibv_wc wc;
-	int ret;
-
-	if (wait_ms == 0)
-		wait_ms = conn->timeout_ms;
 	for (;;) {
-		ret = wait_event(conn, &wc, NO_CM_EVENT, wait_ms);
-		if (ret != 0)
-			return ret;
-		ret = check_wc(conn, &wc);
-		if (ret != 0)
-			return ret;
-		if (wc.wr_id == (uint64_t)kind && wc.opcode == opcode)
+		int ret;
+
+		if (conn->error != 0)
+			return settle(conn);
+		if (conn->ninbox > 0) {
+			*msg = conn->inbox[0];
+			conn->ninbox--;
+			memmove(&conn->inbox[0], &conn->inbox[1],
+				conn->ninbox * sizeof(conn->inbox[0]));
 			return 0;
-		if (wc.wr_id >= LAB3_WR_SEND) {
-			snprintf(conn->err, sizeof(conn->err),
-				 "unexpected %s completion",
-				 wc_opcode_name(wc.opcode));
-			return -EIO;
 		}
-		/* A message arrived first: keep it for lab3_recv_msg(). */
-		if (conn->npending == LAB3_RECV_DEPTH) {
-			snprintf(conn->err, sizeof(conn->err),
-				 "the peer sent more messages than expected");
-			return -EPROTO;
-		}
-		conn->pending[conn->npending++] = wc;
+		ret = lab3_wait(conn, wait_ms);
+		if (ret != 0)
+			return ret;
 	}
 }
 
-/* post_send_slot: post a SEND of the first LEN bytes of send buffer SLOT. */
-static int post_send_slot(struct lab3_conn *conn, int slot, uint32_t len)
+/* lab3_flush: see common.h. */
+int lab3_flush(struct lab3_conn *conn, int wait_ms)
+{
+	while (conn->credits < LAB3_SEND_DEPTH) {
+		int ret = lab3_wait(conn, wait_ms);
+
+		if (ret != 0)
+			return ret;
+	}
+	return conn->error != 0 ? settle(conn) : 0;
+}
+
+/* take_credit: a credit for one more work request on the send queue,
+ * waiting while there is none. */
+static int take_credit(struct lab3_conn *conn)
+{
+	while (conn->credits == 0 || conn->error != 0) {
+		int ret = lab3_wait(conn, 0);
+
+		if (ret != 0)
+			return ret;
+	}
+	conn->credits--;
+	return 0;
+}
+
+/* post_send_wr: post WR on the send queue, signaled, under a credit the
+ * caller has taken (and that comes back if the post fails). */
+static int post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad_wr;
+	int ret;
+
+	wr->send_flags = IBV_SEND_SIGNALED;
+	ret = ibv_post_send(conn->id->qp, wr, &bad_wr);
+	if (ret != 0) {
+		conn->credits++;
+		return conn_error(conn, -ret, "ibv_post_send: %s",
+				  strerror(ret));
+	}
+	return 0;
+}
+
+/* send_buffer: the send buffer for the next SEND.  The buffers are used
+ * in turn, and one comes round again only after LAB3_SEND_DEPTH more
+ * sends: with a credit taken, no more than LAB3_SEND_DEPTH - 1 other
+ * requests are outstanding, and the send queue completes in order, so
+ * the SEND that last used it has completed. */
+static union lab3_wire_msg *send_buffer(struct lab3_conn *conn)
+{
+	return &conn->msgs[LAB3_RECV_DEPTH + conn->next_send % LAB3_SEND_DEPTH];
+}
+
+/* post_send_buffer: post a SEND of the first LEN bytes of send_buffer(),
+ * with TAG, under a credit the caller has taken. */
+static int post_send_buffer(struct lab3_conn *conn, uint32_t len,
+			    uint64_t tag)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)&conn->msgs[slot],
+		.addr = (uintptr_t)send_buffer(conn),
 		.length = len,
 		.lkey = conn->msgs_mr->lkey,
 	};
 	struct ibv_send_wr wr = {
-		.wr_id = LAB3_WR_SEND,
+		.wr_id = WR_ID(WR_SEND, tag),
 		.sg_list = &sge,
 		.num_sge = 1,
 		.opcode = IBV_WR_SEND,
-		.send_flags = IBV_SEND_SIGNALED,
 	};
-	struct ibv_send_wr *bad_wr;
-	int ret = ibv_post_send(conn->id->qp, &wr, &bad_wr);
+	int ret = post_send_wr(conn, &wr);
 
-	if (ret != 0) {
-		snprintf(conn->err, sizeof(conn->err), "ibv_post_send: %s",
-			 strerror(ret));
-		return -ret;
-	}
-	conn->next_send++;
-	return 0;
+	if (ret == 0)
+		conn->next_send++;
+	return ret;
 }
 
-/* lab3_post_msg: encode into the next send buffer and post a SEND; see
- * common.h.  The send buffers are used in turn: a buffer comes round again
- * only after LAB3_SEND_DEPTH more sends, and no more than that many work
- * requests are ever outstanding on the send queue. */
-int lab3_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg)
+/* encode_into_buffer: encode MSG into send_buffer(); its length, or 0
+ * with conn->err saying why. */
+static size_t encode_into_buffer(struct lab3_conn *conn,
+				 const struct lab3_msg *msg)
 {
-	int slot = LAB3_RECV_DEPTH + conn->next_send % LAB3_SEND_DEPTH;
-	size_t len = lab3_encode(msg, &conn->msgs[slot]);
+	size_t len = lab3_encode(msg, send_buffer(conn));
 
-	if (len == 0) {
+	if (len == 0)
 		snprintf(conn->err, sizeof(conn->err),
 			 "cannot encode a %s message",
 			 lab3_msg_type_name(msg->type));
-		return -EINVAL;
-	}
-	if (conn->verbose)
+	else if (conn->verbose)
 		fprintf(stderr, "%s: send %s (%zu bytes)\n", conn->prog,
 			lab3_msg_type_name(msg->type), len);
-	return post_send_slot(conn, slot, (uint32_t)len);
+	return len;
 }
 
-/* lab3_send_bytes: see common.h. */
-int lab3_send_bytes(struct lab3_conn *conn, const void *bytes, size_t len)
+/* lab3_post_msg: see common.h. */
+int lab3_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg,
+		  uint64_t tag)
 {
-	int slot = LAB3_RECV_DEPTH + conn->next_send % LAB3_SEND_DEPTH;
-	int ret;
+	size_t len;
+	int ret = take_credit(conn);
 
-	if (len > sizeof(conn->msgs[slot]))
-		return -EINVAL;
-	memcpy(&conn->msgs[slot], bytes, len);
-	ret = post_send_slot(conn, slot, (uint32_t)len);
 	if (ret != 0)
 		return ret;
-	return lab3_wait_send(conn, LAB3_WR_SEND, 0);
+	len = encode_into_buffer(conn, msg);
+	if (len == 0) {
+		conn->credits++;
+		return -EINVAL;
+	}
+	return post_send_buffer(conn, (uint32_t)len, tag);
 }
 
 /* lab3_send_msg: post a SEND and wait for it; see common.h. */
 int lab3_send_msg(struct lab3_conn *conn, const struct lab3_msg *msg)
 {
-	int ret = lab3_post_msg(conn, msg);
+	int ret = lab3_post_msg(conn, msg, 0);
 
-	if (ret != 0)
-		return ret;
-	return lab3_wait_send(conn, LAB3_WR_SEND, 0);
+	return ret != 0 ? ret : lab3_flush(conn, 0);
 }
 
-/* lab3_send_error: best effort, keeping conn->err; see common.h. */
+/* lab3_send_bytes: see common.h. */
+int lab3_send_bytes(struct lab3_conn *conn, const void *bytes, size_t len)
+{
+	int ret;
+
+	if (len > sizeof(union lab3_wire_msg))
+		return -EINVAL;
+	ret = take_credit(conn);
+	if (ret != 0)
+		return ret;
+	memcpy(send_buffer(conn), bytes, len);
+	ret = post_send_buffer(conn, (uint32_t)len, 0);
+	return ret != 0 ? ret : lab3_flush(conn, 0);
+}
+
+/* lab3_send_error: see common.h.  It goes out even when the connection
+ * has failed (that is when it is needed), so it waits with wait_once(),
+ * which does not stop at the connection's error; it is not sent before
+ * the connection is up, after the peer has hung up or sent its own
+ * ERROR, or once a failed completion has broken the queue pair. */
 void lab3_send_error(struct lab3_conn *conn, enum lab3_error_code code,
 		     const char *reason)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_ERROR };
-	char saved_err[LAB3_ERR_LEN];
+	size_t len;
 
-	if (conn->id == NULL || !conn->has_qp || conn->disconnected)
+	if (conn->id == NULL || !conn->has_qp || !conn->connected ||
+	    conn->disconnected || conn->error == -EREMOTEIO ||
+	    conn->error_from_wc)
 		return;
 	msg.error.code = code;
 	snprintf(msg.error.reason, sizeof(msg.error.reason), "%s", reason);
-	/* Best effort: keep the error that brought us here. */
-	memcpy(saved_err, conn->err, sizeof(saved_err));
-	lab3_send_msg(conn, &msg);
-	memcpy(conn->err, saved_err, sizeof(saved_err));
-}
-
-/* lab3_next_completion: see common.h. */
-int lab3_next_completion(struct lab3_conn *conn, struct ibv_wc *wc,
-			 int wait_ms)
-{
-	int ret;
-
-	if (conn->npending > 0) {
-		*wc = conn->pending[0];
-		conn->npending--;
-		memmove(&conn->pending[0], &conn->pending[1],
-			conn->npending * sizeof(conn->pending[0]));
-		return 0;
+	while (conn->credits == 0 && !conn->disconnected)
+		if (wait_once(conn, ERROR_WAIT_MS) != 0)
+			return;
+	if (conn->credits == 0 || conn->error == -EREMOTEIO)
+		return;
+	conn->credits--;
+	len = encode_into_buffer(conn, &msg);
+	if (len == 0 || post_send_buffer(conn, (uint32_t)len, 0) != 0) {
+		if (len == 0)
+			conn->credits++;
+		return;
 	}
-	ret = wait_event(conn, wc, NO_CM_EVENT,
-			 wait_ms ? wait_ms : conn->timeout_ms);
-	if (ret != 0)
-		return ret;
-	return check_wc(conn, wc);
-}
-
-/* lab3_take_msg: check and decode a received message; see common.h. */
-int lab3_take_msg(struct lab3_conn *conn, const struct ibv_wc *wc,
-		  struct lab3_msg *msg)
-{
-	char why[LAB3_ERR_LEN - 32];
-	int slot = (int)(wc->wr_id - LAB3_WR_RECV);
-
-	if (wc->wr_id >= LAB3_WR_RECV + LAB3_RECV_DEPTH) {
-		snprintf(conn->err, sizeof(conn->err),
-			 "unexpected %s completion",
-			 wc_opcode_name(wc->opcode));
-		return -EIO;
-	}
-	if (wc->opcode != IBV_WC_RECV) {
-		/* e.g. an RDMA WRITE with immediate data, not a SEND */
-		snprintf(conn->err, sizeof(conn->err), "protocol error: the "
-			 "peer consumed a receive without a SEND");
-		return -EPROTO;
-	}
-	if (lab3_decode(&conn->msgs[slot], wc->byte_len, msg, why,
-			sizeof(why)) != 0) {
-		snprintf(conn->err, sizeof(conn->err), "protocol error: %s",
-			 why);
-		return -EPROTO;
-	}
-	if (conn->verbose)
-		fprintf(stderr, "%s: received %s (%u bytes)\n", conn->prog,
-			lab3_msg_type_name(msg->type), wc->byte_len);
-	return post_recv(conn, slot);
-}
-
-/* lab3_recv_msg: see common.h. */
-int lab3_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg, int wait_ms)
-{
-	struct ibv_wc wc;
-	int ret = lab3_next_completion(conn, &wc, wait_ms);
-
-	if (ret != 0)
-		return ret;
-	return lab3_take_msg(conn, &wc, msg);
+	while (conn->credits < LAB3_SEND_DEPTH && !conn->disconnected)
+		if (wait_once(conn, ERROR_WAIT_MS) != 0)
+			return;
 }
 
 /* ---- Memory registration and RDMA WRITE ---- */
@@ -1112,11 +1235,11 @@ int lab3_reg_mr(struct lab3_conn *conn, void *addr, size_t len, int access,
 	return errno ? -errno : -ENOMEM;
 }
 
-/* lab3_post_rdma_write: post only; the caller collects the completion
- * (lab3_wait_send() or lab3_next_completion()). */
-int lab3_post_rdma_write(struct lab3_conn *conn, struct ibv_mr *mr,
-			 const void *local, uint32_t len,
-			 uint64_t remote_addr, uint32_t rkey)
+/* lab3_post_write: post only; the completion comes back through
+ * lab3_poll() like any other. */
+int lab3_post_write(struct lab3_conn *conn, struct ibv_mr *mr,
+		    const void *local, uint32_t len, uint64_t remote_addr,
+		    uint32_t rkey, uint64_t tag)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)local,
@@ -1124,25 +1247,18 @@ int lab3_post_rdma_write(struct lab3_conn *conn, struct ibv_mr *mr,
 		.lkey = mr->lkey,
 	};
 	struct ibv_send_wr wr = {
-		.wr_id = LAB3_WR_WRITE,
+		.wr_id = WR_ID(WR_WRITE, tag),
 		.sg_list = &sge,
 		.num_sge = 1,
 		.opcode = IBV_WR_RDMA_WRITE,
-		.send_flags = IBV_SEND_SIGNALED,
 		.wr.rdma = {
 			.remote_addr = remote_addr,
 			.rkey = rkey,
 		},
 	};
-	struct ibv_send_wr *bad_wr;
-	int ret = ibv_post_send(conn->id->qp, &wr, &bad_wr);
+	int ret = take_credit(conn);
 
-	if (ret != 0) {
-		snprintf(conn->err, sizeof(conn->err),
-			 "ibv_post_send (RDMA WRITE): %s", strerror(ret));
-		return -ret;
-	}
-	return 0;
+	return ret != 0 ? ret : post_send_wr(conn, &wr);
 }
 
 /* ---- Command lines ---- */

@@ -1,8 +1,8 @@
 /*
  * common.h - what the sender and the receiver share: rdma_cm connection
- * setup, the verbs resources of one connection, message and RDMA WRITE
- * helpers, a blocking wait for completions, command-line numbers, the
- * lab's hashes, the secret file and its keys.
+ * setup, the verbs resources of one connection, one model of completions
+ * with one blocking wait, message and RDMA WRITE helpers, command-line
+ * numbers, the lab's hashes, the secret file and its keys.
  *
  * Conventions: every function returns 0 or a negative errno.  On failure it
  * fills conn->err (or the ERR buffer it is given) with one line saying what
@@ -52,18 +52,28 @@ enum lab3_exit {
 #define LAB3_MEMLOCK_RESERVE (1u << 20)
 #define LAB3_ERR_LEN 256
 
-/* What a work request was for, kept in its wr_id. */
-enum lab3_wr_kind {
-	LAB3_WR_RECV = 0,	/* wr_id = LAB3_WR_RECV + receive buffer slot */
-	LAB3_WR_SEND = 100,	/* a SEND from one of the send buffers */
-	LAB3_WR_WRITE = 200,	/* an RDMA WRITE of file data */
-};
+/* Called by lab3_poll() when a send-queue work request that was posted
+ * with a non-zero TAG has completed successfully, in the order they were
+ * posted (the send queue completes in order). */
+typedef void lab3_sent_fn(void *owner, uint64_t tag);
 
 /*
  * One RDMA connection and everything it owns, in the order it is built:
  * event channel, cm_id, protection domain, completion channel, completion
  * queue, queue pair, message buffers.  lab3_conn_destroy() takes it down in
  * the reverse order and accepts a connection built only part of the way.
+ *
+ * The completion model.  All work requests complete on the one CQ.
+ * lab3_poll() takes every completion there is, without blocking:
+ *   - a received message is checked, decoded and put in the inbox, and its
+ *     buffer is posted again at once;
+ *   - a send-queue completion (a SEND or an RDMA WRITE) gives back its
+ *     credit, and calls SENT if it was posted with a tag;
+ *   - a peer's ERROR, a failed completion or a malformed message becomes
+ *     the connection's error.
+ * lab3_wait() is the one blocking wait; the helpers that receive a message
+ * or wait for sends to complete are built on it.  The first error stays:
+ * every helper returns it from then on.
  */
 struct lab3_conn {
 	/* Settings, filled in by the caller before use. */
@@ -72,25 +82,43 @@ struct lab3_conn {
 	int timeout_ms;			/* longest silence from the peer */
 	const sigset_t *wait_sigmask;	/* signal mask while blocked, or
 					 * NULL; see lab3_listener */
+	lab3_sent_fn *sent;		/* or NULL: no tags */
+	void *owner;			/* SENT's first argument */
 
 	struct rdma_event_channel *cm_channel;
 	int owns_cm_channel;		/* 0 when it is the listener's */
 	struct rdma_cm_id *id;
 	struct ibv_pd *pd;
 	struct ibv_comp_channel *comp_channel;
-	struct ibv_cq *cq;
+	struct ibv_cq *cq;		/* its context is the connection */
 	int has_qp;
 	union lab3_wire_msg *msgs;	/* LAB3_RECV_DEPTH receive buffers,
 					 * then LAB3_SEND_DEPTH send ones */
-	unsigned next_send;		/* sends posted so far */
 	struct ibv_mr *msgs_mr;
 	uint32_t max_msg_size;		/* the port's largest message */
 
-	/* Receive completions that arrived while we waited for a send. */
-	struct ibv_wc pending[LAB3_RECV_DEPTH];
-	int npending;
+	/* The send queue: LAB3_SEND_DEPTH credits, one taken by each SEND
+	 * or WRITE posted and given back by its completion. */
+	int credits;
+	unsigned next_send;		/* SENDs posted: the next send buffer */
+
+	/* Messages received and not yet taken, oldest first. */
+	struct lab3_msg inbox[LAB3_RECV_DEPTH];
+	int ninbox;
+
+	/* What rdma_cm said of this connection. */
+	enum rdma_cm_event_type cm_event;	/* the last event for it */
 	int connected;			/* ESTABLISHED was seen */
 	int disconnected;		/* the peer's DISCONNECTED was seen */
+
+	/* The connection's first error (a negative errno; -EREMOTEIO: the
+	 * peer's ERROR), with err saying what it was. */
+	int error;
+	int error_from_wc;		/* a failed completion: a peer's ERROR
+					 * that comes after still explains it */
+	int recv_flushed;		/* a receive was flushed: every
+					 * message before it has been seen */
+	long long settle_until;		/* until then, look for that ERROR */
 
 	char err[LAB3_ERR_LEN];
 };
@@ -139,58 +167,66 @@ const char *lab3_addr_name(struct rdma_cm_id *id, int peer, char *buf,
  * plus one second for every 4 MiB (a floor under any real link's speed). */
 int lab3_wait_for_bytes(const struct lab3_conn *conn, uint64_t bytes);
 
+/* ---- Completions: the connection's one model (see struct lab3_conn) ---- */
+
+/* Take every completion waiting on the CQ, without blocking, and leave it
+ * armed.  Returns how many were taken (0: none), or a negative errno if
+ * the CQ itself failed.  Whatever the completions were, their effect is in
+ * CONN: the inbox, the credits, conn->error. */
+int lab3_poll(struct lab3_conn *conn);
+
+/* Block until something happens on the connection (completions, which
+ * lab3_poll() takes, or an rdma_cm event), for WAIT_MS at most (0: the
+ * connection's timeout).  The one blocking wait: it watches the completion
+ * channel and the rdma_cm channel together, with the signal mask
+ * conn->wait_sigmask.  Returns 0, or the connection's error: its own
+ * (timed out, interrupted by a signal) or one lab3_poll() found. */
+int lab3_wait(struct lab3_conn *conn, int wait_ms);
+
+/* The next message from the inbox, waiting up to WAIT_MS (0: the
+ * connection's timeout) of silence for one.  A peer's ERROR is never
+ * returned as a message: it is the connection's error, -EREMOTEIO, with
+ * its reason in conn->err.  -ECONNRESET when the peer hung up, once the
+ * messages it sent before have been taken. */
+int lab3_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg, int wait_ms);
+
+/* Wait until all the send-queue work posted so far has completed, with at
+ * most WAIT_MS (0: the connection's timeout) of silence in between. */
+int lab3_flush(struct lab3_conn *conn, int wait_ms);
+
 /* ---- Messages, memory and RDMA WRITE ---- */
 
-/* Encode MSG and post a SEND of it, without waiting.  Its completion
- * (wr_id LAB3_WR_SEND) is the caller's to collect.  The caller must never
- * have more than LAB3_SEND_DEPTH work requests outstanding on the send
- * queue: the send buffers are used in turn, LAB3_SEND_DEPTH of them. */
-int lab3_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg);
+/* Encode MSG and post a SEND of it, without waiting for it to complete;
+ * TAG (or 0) is passed to conn->sent when it has.  Takes a credit,
+ * waiting for one while the send queue is full. */
+int lab3_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg,
+		  uint64_t tag);
 
-/* SEND the LEN bytes at BYTES as they are, and wait for the send to
- * complete: for a tool that must send malformed messages on purpose
- * (tests/evil-sender).  Only when no other send-queue work is
- * outstanding. */
-int lab3_send_bytes(struct lab3_conn *conn, const void *bytes, size_t len);
-
-/* Encode MSG, SEND it and wait for the send to complete.  Only when no
- * other send-queue work is outstanding. */
+/* Encode MSG, SEND it and wait until the send queue is empty. */
 int lab3_send_msg(struct lab3_conn *conn, const struct lab3_msg *msg);
 
-/* Send an ERROR with CODE and REASON, if the connection still allows. */
+/* SEND the LEN bytes at BYTES as they are, and wait until the send queue
+ * is empty: for a tool that must send malformed messages on purpose
+ * (tests/evil-sender). */
+int lab3_send_bytes(struct lab3_conn *conn, const void *bytes, size_t len);
+
+/* Tell the peer why the connection ends: an ERROR with CODE and REASON,
+ * sent behind any work still on the send queue and waited for, with at
+ * most a second of silence.  Best effort, and never in answer to the
+ * peer's own ERROR; keeps conn->error and conn->err. */
 void lab3_send_error(struct lab3_conn *conn, enum lab3_error_code code,
 		     const char *reason);
 
-/* Wait up to WAIT_MS (0: the connection's timeout) for the next work
- * completion of any kind, and check its status. */
-int lab3_next_completion(struct lab3_conn *conn, struct ibv_wc *wc,
-			 int wait_ms);
-
-/* From the receive completion WC, check and decode the message, and post
- * its buffer again.  A malformed message is -EPROTO with conn->err saying
- * what was wrong; a completion that is not a receive is -EIO. */
-int lab3_take_msg(struct lab3_conn *conn, const struct ibv_wc *wc,
-		  struct lab3_msg *msg);
-
-/* lab3_next_completion() then lab3_take_msg(): the next message, when no
- * send-queue work is outstanding. */
-int lab3_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg, int wait_ms);
-
-/* Register LEN bytes at ADDR with ACCESS flags on the connection's PD. */
+/* Register LEN bytes at ADDR with ACCESS flags on the connection's PD.
+ * A failure is said in conn->err; it is not the connection's error. */
 int lab3_reg_mr(struct lab3_conn *conn, void *addr, size_t len, int access,
 		struct ibv_mr **mr);
 
-/* Post one RDMA WRITE of LEN bytes from MR at LOCAL to REMOTE_ADDR/RKEY. */
-int lab3_post_rdma_write(struct lab3_conn *conn, struct ibv_mr *mr,
-			 const void *local, uint32_t len,
-			 uint64_t remote_addr, uint32_t rkey);
-
-/* Wait up to WAIT_MS (0: the connection's timeout) for the next completion
- * of a send-queue work request, which must be of KIND (LAB3_WR_SEND or
- * LAB3_WR_WRITE), and check its status.  Receive completions that come
- * first are kept for lab3_recv_msg() and lab3_next_completion(). */
-int lab3_wait_send(struct lab3_conn *conn, enum lab3_wr_kind kind,
-		   int wait_ms);
+/* Post one RDMA WRITE of LEN bytes from MR at LOCAL to REMOTE_ADDR/RKEY,
+ * without waiting for it; TAG as for lab3_post_msg(), and a credit too. */
+int lab3_post_write(struct lab3_conn *conn, struct ibv_mr *mr,
+		    const void *local, uint32_t len, uint64_t remote_addr,
+		    uint32_t rkey, uint64_t tag);
 
 /* ---- Command lines ---- */
 

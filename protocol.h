@@ -614,6 +614,11 @@ static inline int lab3_decode(const void *buf, size_t byte_len,
  *
  * The receiver's states are not a second machine beside these rules:
  * lab3_rx_step() derives each one from where the rules stand.
+ *
+ * ERROR never reaches these rules: the common layer makes a sender's
+ * ERROR the connection's error (see lab3_recv_msg() in common.h), which
+ * ends the session wherever it comes.  Given one anyway, they refuse it
+ * like any message out of place.
  */
 
 /* Where a session stands, as far as the rules are concerned. */
@@ -623,11 +628,8 @@ enum lab3_rx_phase {
 	LAB3_RX_VERDICT,	/* step 4: every chunk stored, no verdict yet */
 	LAB3_RX_ID,		/* step 5: good verdict sent, waiting for ID */
 	LAB3_RX_HANG_UP,	/* the work is done: only a hang-up is left */
-	LAB3_RX_ENDED,		/* an ERROR or a refusal ended it */
+	LAB3_RX_ENDED,		/* a refused message ended it */
 };
-
-/* lab3_rx_accept's answer when the sender sent ERROR (gave up). */
-#define LAB3_RX_GAVE_UP (-1)
 
 struct lab3_rx {
 	/* The receiver's settings. */
@@ -734,9 +736,8 @@ static inline int lab3_rx_take_done(struct lab3_rx *rx,
 }
 
 /* lab3_rx_accept: MSG arrived.  Returns 0 when it is the message the
- * session expects now (and takes it), LAB3_RX_GAVE_UP when it is the
- * sender's ERROR, or else the LAB3_ERR_ code to refuse it with, WHY saying
- * why.  Anything but 0 ends the session. */
+ * session expects now (and takes it), or else the LAB3_ERR_ code to
+ * refuse it with, WHY saying why.  Anything but 0 ends the session. */
 static inline int lab3_rx_accept(struct lab3_rx *rx, const struct lab3_msg *msg,
 				 char *why, size_t why_len)
 {
@@ -747,11 +748,6 @@ static inline int lab3_rx_accept(struct lab3_rx *rx, const struct lab3_msg *msg,
 	};
 	enum lab3_msg_type want = expected[rx->phase];
 
-	if (msg->type == LAB3_MSG_ERROR) {
-		snprintf(why, why_len, "%s", msg->error.reason);
-		rx->phase = LAB3_RX_ENDED;
-		return LAB3_RX_GAVE_UP;
-	}
 	if (rx->phase == LAB3_RX_HANG_UP && msg->type == LAB3_MSG_ID &&
 	    rx->verdict != LAB3_VERDICT_GOOD)
 		return lab3_rx_refuse(rx, LAB3_ERR_NO_KEY, why, why_len,
@@ -898,8 +894,9 @@ static inline enum lab3_rx_step lab3_rx_step(const struct lab3_rx *rx)
  *   lab3_tx_accept  a message arrived in a receiving state: take it, or
  *                   say why not
  *
- * ERROR never reaches these rules: a receiver's ERROR ends the run as a
- * refusal wherever it comes.
+ * ERROR never reaches these rules: the common layer makes a receiver's
+ * ERROR the connection's error, which ends the run as a refusal
+ * wherever it comes.
  */
 
 /* The sender's states, in the lab's order. */

@@ -195,12 +195,17 @@ static int give_up(struct session *s,
 }
 
 /* conn_failed: a message could not be sent or received; conn.err says why.
- * A malformed message is the sender's protocol error. */
+ * The sender's ERROR (-EREMOTEIO from the common layer) means it gave up;
+ * a malformed message is its protocol error, which it is told of. */
 static int conn_failed(struct session *s, int ret)
 {
-	if (ret == -EPROTO)
+	if (ret == -EREMOTEIO)
+		snprintf(s->error, sizeof(s->error), "the sender gave up: "
+			 "%.*s", LAB3_REASON_MAX, s->conn.err);
+	else if (ret == -EPROTO)
 		return give_up(s, LAB3_ERR_PROTOCOL, "%s", s->conn.err);
-	snprintf(s->error, sizeof(s->error), "%s", s->conn.err);
+	else
+		snprintf(s->error, sizeof(s->error), "%s", s->conn.err);
 	return -1;
 }
 
@@ -211,11 +216,6 @@ static int judge(struct session *s, const struct lab3_msg *msg)
 	char why[LAB3_ERR_LEN];
 	int ret = lab3_rx_accept(&s->rx, msg, why, sizeof(why));
 
-	if (ret == LAB3_RX_GAVE_UP) {
-		snprintf(s->error, sizeof(s->error), "the sender gave up: %s",
-			 msg->error.reason);
-		return -1;
-	}
 	if (ret != 0)
 		return give_up(s, (enum lab3_error_code)ret, "%s", why);
 	return 0;

@@ -25,15 +25,22 @@
  * A file that fits in the receiver's window is one REGION, its WRITEs and
  * one DONE.  A larger one loops, and the loop never waits for its WRITEs
  * or DONEs to complete: it posts them and moves on to the next REGION,
- * which the receiver usually sent long before.  Completions are collected
- * whenever the sender waits anyway (pump()), so the link stays busy while
- * the receiver hashes and stores the previous chunk.
+ * which the receiver usually sent long before.  Their completions come
+ * back through the common layer whenever the sender waits anyway (see
+ * "The completion model" in common.h): each finished WRITE releases its
+ * piece of the file, each finished DONE counts its chunk (sent()).  So
+ * the link stays busy while the receiver hashes and stores the previous
+ * chunk.
+ *
+ * The file reads top down: main(), the state machine, one function per
+ * state in the lab's order, then the helpers they use.
  *
  * Any failure ends the run with one line on stderr and the exit status
  * that names its kind (enum lab3_exit in common.h).  With --json, the run
  * ends, however it ends, with one JSON object on stdout instead of the
  * key (print_json()).
  */
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -62,6 +69,13 @@
 enum long_option {
 	OPT_JSON = 256,
 	OPT_VERSION,
+};
+
+/* What the sender tags its send-queue work with, so that the common
+ * layer can say which of it has completed (sent()). */
+enum send_tag {
+	TAG_WRITE = 1,			/* an RDMA WRITE of a piece of the file */
+	TAG_DONE,			/* a chunk's DONE */
 };
 
 /* A piece of the file in flight: an RDMA WRITE, whose registration is
@@ -94,15 +108,11 @@ struct sender {
 
 	struct lab3_conn conn;
 
-	/* Messages received and not yet handled, oldest first. */
-	struct lab3_msg inbox[LAB3_RECV_DEPTH];
-	int ninbox;
-
 	/* The lab's state machine and its rules (protocol.h): the state,
 	 * the REGION being written, where the next one must start. */
 	struct lab3_tx tx;
 
-	/* The transfer. */
+	/* The transfer: what is in flight, and what has landed. */
 	struct piece writes[LAB3_SEND_DEPTH];	/* WRITEs posted, oldest 1st */
 	int nwrites;
 	struct piece sent[LAB3_SEND_DEPTH];	/* DONEs posted, oldest first */
@@ -110,12 +120,7 @@ struct sender {
 	uint64_t pinned;		/* bytes registered for WRITEs now */
 	uint64_t pin_budget;		/* at most, under `ulimit -l` */
 	uint32_t piece_max;		/* bytes in one WRITE, at most */
-	int sq_used;			/* send-queue work not completed */
 	uint64_t bytes_done;		/* in chunks whose DONE completed */
-
-	/* The receiver's ERROR, if one came during the transfer. */
-	int refused;
-	char refusal[LAB3_REASON_MAX + 1];
 
 	/* Timings, for the summary line and the progress bar. */
 	double t_start, t_hashed, t_first_region, t_written, t_verdict;
@@ -140,43 +145,320 @@ struct phase_times {
 	double goodput;			/* MB/s (10^6 bytes) over the transfer */
 };
 
-/* The help text, one source line per output line; usage() fills in the
- * longest ID and the default timeout. */
-static const char usage_text[] =
-"usage: sender [-qv] [--json] [-i ID] [-t SECONDS] <ip> <port> <file>\n"
-"       sender --version\n"
-"\n"
-"Send <file> to the Lab 3 receiver at <ip> <port> with RDMA WRITE,\n"
-"then trade ID for the secret key, printed as 'secret key: HEX'.\n"
-"\n"
-"  -i ID       student ID, 1-%d printable characters (default: login name)\n"
-"  -t SECONDS  give up after SECONDS of silence from the receiver\n"
-"              (default %d)\n"
-"  -q          no progress bar (shown on a terminal for long transfers)\n"
-"  -v          trace each state and each work completion on stderr\n"
-"  --json      at the end, print one JSON object on stdout instead of the\n"
-"              key: verdict, key, timings, error, exit_status (see README)\n"
-"  --version   print the version and exit\n"
-"  -h, --help  show this help\n"
-"\n"
-"Exit status: 0 key received; 1 usage error; 2 local error (file, memory);\n"
-"3 connection or transport error, or timeout; 4 refused by the receiver;\n"
-"5 bad verdict (the receiver's hash differs); 6 protocol error.\n";
+/* The state machine and its states, one function each, in the lab's
+ * order; each returns 0, or -1 after saying why the run failed. */
+static enum lab3_exit run(struct sender *s);
+static int connect_to_receiver(struct sender *s);	/* CONNECT */
+static int send_file_info(struct sender *s);		/* step 1 */
+static int recv_region(struct sender *s);		/* step 2 */
+static int write_chunk(struct sender *s);		/* step 3 */
+static int send_done(struct sender *s);			/* step 3 */
+static int recv_verdict(struct sender *s);		/* step 4 */
+static int send_id(struct sender *s);			/* step 5 */
+static int recv_key(struct sender *s);			/* step 6 */
 
-/* usage: command-line help on stderr, for -h and for a bad command line;
- * the caller picks the exit status. */
-static void usage(void)
+/* The helpers, defined after the states that use them. */
+static int send_step(struct sender *s, const struct lab3_msg *msg);
+static int receive(struct sender *s, struct lab3_msg *msg, int wait_ms);
+static int fail(struct sender *s, enum lab3_exit status, const char *fmt,
+		...)
+	__attribute__((format(printf, 3, 4)));
+static int fail_conn(struct sender *s, int ret);
+static int protocol_error(struct sender *s, const char *why);
+static int post_write_piece(struct sender *s, uint64_t offset, uint32_t len,
+			    uint64_t remote_addr, uint32_t rkey, int wait_ms);
+static void sent(void *owner, uint64_t tag);
+static void show_progress(struct sender *s, int final);
+static void release_pieces(struct sender *s);
+static double now_s(void);
+static int open_file(struct sender *s);
+static int check_file_size(struct sender *s);
+static void set_pin_budget(struct sender *s);
+static void print_summary(const struct sender *s);
+static void print_json(const struct sender *s, enum lab3_exit status);
+static int parse_args(struct sender *s, int argc, char **argv);
+
+/* ---- The run ---- */
+
+/* main: the whole run: the command line, the file, the lab's steps, the
+ * key on stdout (or, with --json, the JSON object, however the run
+ * ended); the exit status says how it ended (enum lab3_exit). */
+int main(int argc, char **argv)
 {
-	fprintf(stderr, usage_text, LAB3_ID_MAX, LAB3_DEFAULT_TIMEOUT);
+	struct sender s = {
+		.fd = -1,
+		.timeout_s = LAB3_DEFAULT_TIMEOUT,
+		.t_start = now_s(),
+	};
+	char key_hex[2 * LAB3_KEY_LEN + 1];
+	enum lab3_exit status;
+
+	if (parse_args(&s, argc, argv) != 0)
+		return LAB3_EXIT_USAGE;
+	s.conn.prog = "sender";
+	s.conn.verbose = s.verbose;
+	s.conn.timeout_ms = s.timeout_s * 1000;
+	s.conn.sent = sent;
+	s.conn.owner = &s;
+	set_pin_budget(&s);
+
+	if (open_file(&s) != 0) {
+		status = s.exit_status;
+		goto out_close;
+	}
+	lab3_tx_begin(&s.tx, s.size);
+	status = run(&s);
+	if (status == LAB3_EXIT_OK && !s.json) {
+		lab3_hex(s.key, LAB3_KEY_LEN, key_hex);
+		printf("secret key: %s\n", key_hex);
+		fflush(stdout);
+		print_summary(&s);
+	}
+	show_progress(&s, 1);
+
+	lab3_disconnect(&s.conn);
+	release_pieces(&s);
+	lab3_conn_destroy(&s.conn);
+out_close:
+	if (s.data != NULL)
+		munmap(s.data, s.size);
+	if (s.fd >= 0)
+		close(s.fd);
+	if (s.json)
+		print_json(&s, status);
+	return status;
+}
+
+/* run: the state machine.  The state is the rules' (struct lab3_tx in
+ * protocol.h): each step does its work, and the rules say which comes
+ * next, until the key has come or a step has failed. */
+static enum lab3_exit run(struct sender *s)
+{
+	int ret = 0;
+
+	while (ret == 0 && s->tx.state != LAB3_TX_FINISHED) {
+		if (s->verbose)
+			fprintf(stderr, "sender: state %s\n",
+				lab3_tx_state_name(s->tx.state));
+		switch (s->tx.state) {
+		case LAB3_TX_CONNECT:	ret = connect_to_receiver(s); break;
+		case LAB3_TX_SEND_FILE_INFO: ret = send_file_info(s); break;
+		case LAB3_TX_RECV_REGION: ret = recv_region(s); break;
+		case LAB3_TX_WRITE_CHUNK: ret = write_chunk(s); break;
+		case LAB3_TX_SEND_DONE:	ret = send_done(s); break;
+		case LAB3_TX_RECV_VERDICT: ret = recv_verdict(s); break;
+		case LAB3_TX_SEND_ID:	ret = send_id(s); break;
+		case LAB3_TX_RECV_KEY:	ret = recv_key(s); break;
+		default:		/* FINISHED, or ENDED: never here */
+			ret = fail(s, LAB3_EXIT_PROTOCOL, "internal error: "
+				   "no step for state %s",
+				   lab3_tx_state_name(s->tx.state));
+			break;
+		}
+	}
+	return ret == 0 ? LAB3_EXIT_OK : s->exit_status;
+}
+
+/* ---- The states, in the lab's order ---- */
+
+/* connect_to_receiver: CONNECT, before step 1: resolve the receiver's
+ * address and route, and connect. */
+static int connect_to_receiver(struct sender *s)
+{
+	int ret = lab3_connect(&s->conn, s->host, s->port);
+
+	/* Out of memory or locked memory is a local error. */
+	if (ret == -ENOMEM || ret == -EPERM || ret == -EAGAIN)
+		return fail(s, LAB3_EXIT_LOCAL, "connect to %s: %s",
+			    s->where, s->conn.err);
+	if (ret != 0)
+		return fail(s, LAB3_EXIT_CONNECTION, "connect to %s: %s",
+			    s->where, s->conn.err);
+	lab3_tx_sent(&s->tx);
+	return 0;
+}
+
+/* send_file_info: step 1, FILE_INFO: the file's length, SHA-256 and name. */
+static int send_file_info(struct sender *s)
+{
+	struct lab3_msg msg = { .type = LAB3_MSG_FILE_INFO };
+
+	msg.file_info.length = s->size;
+	memcpy(msg.file_info.sha256, s->sha256, LAB3_SHA256_LEN);
+	snprintf(msg.file_info.name, sizeof(msg.file_info.name), "%s",
+		 s->name);
+	return send_step(s, &msg);
+}
+
+/* recv_region: step 2, REGION: a window for the next chunk of the file.
+ * The rules check that it starts where the last chunk ended and stays
+ * within the file. */
+static int recv_region(struct sender *s)
+{
+	const struct lab3_msg *r = &s->tx.region;
+	struct lab3_msg msg;
+	int wait_ms;
+
+	/* The receiver sends it once it has stored the chunk that was in
+	 * that window: allow for one chunk's worth of its time. */
+	wait_ms = lab3_wait_for_bytes(&s->conn, r->region.length);
+	if (receive(s, &msg, wait_ms) != 0)
+		return -1;
+	if (s->t_first_region == 0)
+		s->t_first_region = now_s();
+	if (s->verbose)
+		fprintf(stderr, "sender: region addr=0x%llx length=%llu "
+			"rkey=0x%x offset=%llu\n",
+			(unsigned long long)r->region.addr,
+			(unsigned long long)r->region.length,
+			r->region.rkey, (unsigned long long)r->region.offset);
+	return 0;
+}
+
+/* write_chunk: step 3, RDMA WRITE: post WRITEs of the chunk into the
+ * window, in pieces no larger than the device's largest message nor
+ * piece_max, without waiting for them.  Each piece is registered from
+ * the file's mapping on its own (read access only: the NIC reads it,
+ * nobody writes it) and released when its WRITE completes. */
+static int write_chunk(struct sender *s)
+{
+	const struct lab3_msg *r = &s->tx.region;
+	uint64_t offset = r->region.offset, length = r->region.length;
+	uint32_t piece = s->conn.max_msg_size < s->piece_max ?
+			 s->conn.max_msg_size : s->piece_max;
+	int wait_ms = lab3_wait_for_bytes(&s->conn, piece);
+	int ret;
+
+	if (length > 0 && check_file_size(s) != 0)
+		return -1;
+	for (uint64_t done = 0; done < length; ) {
+		uint32_t len = length - done < piece ?
+			       (uint32_t)(length - done) : piece;
+
+		ret = post_write_piece(s, offset + done, len,
+				       r->region.addr + done, r->region.rkey,
+				       wait_ms);
+		if (ret == -ENOMEM || ret == -EPERM || ret == -EAGAIN) {
+			fail(s, LAB3_EXIT_LOCAL, "%s: %s", s->path,
+			     s->conn.err);
+			lab3_send_error(&s->conn, LAB3_ERR_INTERNAL,
+					"the sender cannot register its file");
+			return -1;
+		}
+		if (ret != 0)
+			return fail_conn(s, ret);
+		done += len;
+	}
+	lab3_tx_sent(&s->tx);
+	return 0;
+}
+
+/* send_done: step 3, DONE: announce the chunk just written.  It follows
+ * the chunk's WRITEs on the same queue pair, so it lands after them; its
+ * completion counts the chunk as sent (chunk_done()).  Then the rules
+ * move on: to the next REGION, or after the last chunk to the verdict. */
+static int send_done(struct sender *s)
+{
+	struct lab3_msg msg = { .type = LAB3_MSG_DONE };
+	int ret;
+
+	msg.done.offset = s->tx.region.region.offset;
+	msg.done.bytes = s->tx.region.region.length;
+	ret = lab3_post_msg(&s->conn, &msg, TAG_DONE);
+	if (ret != 0)
+		return fail_conn(s, ret);
+	s->sent[s->nsent++] = (struct piece) {
+		.offset = msg.done.offset,
+		.length = msg.done.bytes,
+	};
+	lab3_tx_sent(&s->tx);
+	return 0;
+}
+
+/* recv_verdict: step 4, VERDICT: good, or bad (exit 5).  Before acting
+ * on it, let every WRITE and DONE of ours complete. */
+static int recv_verdict(struct sender *s)
+{
+	uint64_t last = s->tx.region.region.length;
+	uint64_t behind = (uint64_t)LAB3_WINDOWS_MAX * last;
+	struct lab3_msg msg;
+	int wait_ms, ret;
+
+	/* The receiver may still have to store a chunk in every window,
+	 * then sync the file. */
+	wait_ms = lab3_wait_for_bytes(&s->conn,
+				      behind < s->size ? behind : s->size);
+	if (receive(s, &msg, wait_ms) != 0)
+		return -1;
+	s->t_verdict = now_s();
+	s->verdict = msg.verdict.verdict == LAB3_VERDICT_GOOD ? "good" : "bad";
+	ret = lab3_flush(&s->conn, 0);
+	if (ret != 0)
+		return fail_conn(s, ret);
+	show_progress(s, 1);
+	if (check_file_size(s) != 0)
+		return -1;
+	if (msg.verdict.verdict != LAB3_VERDICT_GOOD)
+		return fail(s, LAB3_EXIT_BAD_VERDICT, "%s: verdict bad: the "
+			    "receiver's SHA-256 of the %llu bytes differs",
+			    s->path, (unsigned long long)s->size);
+	return 0;
+}
+
+/* send_id: step 5, ID: the student's ID. */
+static int send_id(struct sender *s)
+{
+	struct lab3_msg msg = { .type = LAB3_MSG_ID };
+
+	snprintf(msg.id.id, sizeof(msg.id.id), "%s", s->id);
+	return send_step(s, &msg);
+}
+
+/* recv_key: step 6, KEY: keep the secret key for main() to print. */
+static int recv_key(struct sender *s)
+{
+	struct lab3_msg msg;
+
+	if (receive(s, &msg, 0) != 0)
+		return -1;
+	memcpy(s->key, msg.key.key, LAB3_KEY_LEN);
+	s->has_key = 1;
+	return 0;
+}
+
+/* ---- Sending, receiving, failing ---- */
+
+/* send_step: the whole work of a state that sends one message: send
+ * MSG, wait for it to go, and let the rules move on. */
+static int send_step(struct sender *s, const struct lab3_msg *msg)
+{
+	int ret = lab3_send_msg(&s->conn, msg);
+
+	if (ret != 0)
+		return fail_conn(s, ret);
+	lab3_tx_sent(&s->tx);
+	return 0;
+}
+
+/* receive: the next message, waiting up to WAIT_MS of silence for it,
+ * judged by the rules (lab3_tx_accept): it must be the one the current
+ * state expects.  Returns 0, or -1 after reporting why and recording the
+ * exit status. */
+static int receive(struct sender *s, struct lab3_msg *msg, int wait_ms)
+{
+	char why[LAB3_ERR_LEN];
+	int ret = lab3_recv_msg(&s->conn, msg, wait_ms);
+
+	if (ret != 0)
+		return fail_conn(s, ret);
+	if (lab3_tx_accept(&s->tx, msg, why, sizeof(why)) != 0)
+		return protocol_error(s, why);
+	return 0;
 }
 
 /* fail: print one line "sender: CONTEXT: MESSAGE", record the exit status
  * and the line (for --json), and return -1, so a step can end with
  * `return fail(...)`. */
-static int fail(struct sender *s, enum lab3_exit status, const char *fmt,
-		...)
-	__attribute__((format(printf, 3, 4)));
-
 static int fail(struct sender *s, enum lab3_exit status, const char *fmt,
 		...)
 {
@@ -190,27 +472,148 @@ static int fail(struct sender *s, enum lab3_exit status, const char *fmt,
 	return -1;
 }
 
-static void look_for_refusal(struct sender *s);
-static void send_error(struct sender *s, enum lab3_error_code code,
-		       const char *reason);
-
-/* fail_conn: the connection failed; conn.err says how.  If the receiver
- * sent an ERROR, its reason is what the user needs: a refusal.  Otherwise
- * timeouts, a lost peer and transport errors are connection errors, and a
- * malformed message is a protocol error. */
+/* fail_conn: the connection failed with RET; conn.err says how.  The
+ * receiver's ERROR (the common layer makes it -EREMOTEIO, whatever else
+ * went wrong with it) is a refusal, and its reason is what the user
+ * needs.  A malformed message is a protocol error, which the receiver is
+ * told of.  Anything else (timeouts, a lost peer, transport errors) is a
+ * connection error. */
 static int fail_conn(struct sender *s, int ret)
 {
-	if (ret != -EPROTO && !s->refused)
-		look_for_refusal(s);
-	if (s->refused)
+	if (ret == -EREMOTEIO)
 		return fail(s, LAB3_EXIT_REFUSED, "the receiver refused: %s",
-			    s->refusal);
+			    s->conn.err);
 	if (ret == -EPROTO) {
-		send_error(s, LAB3_ERR_PROTOCOL, s->conn.err);
+		lab3_send_error(&s->conn, LAB3_ERR_PROTOCOL, s->conn.err);
 		return fail(s, LAB3_EXIT_PROTOCOL, "%s: %s", s->where,
 			    s->conn.err);
 	}
 	return fail(s, LAB3_EXIT_CONNECTION, "%s: %s", s->where, s->conn.err);
+}
+
+/* protocol_error: the receiver's message broke the rules: tell it, behind
+ * any WRITEs and DONEs still in flight, and fail. */
+static int protocol_error(struct sender *s, const char *why)
+{
+	lab3_send_error(&s->conn, LAB3_ERR_PROTOCOL, why);
+	return fail(s, LAB3_EXIT_PROTOCOL, "%s: protocol error: %s",
+		    s->where, why);
+}
+
+/* ---- The transfer: pieces in flight ---- */
+
+/* post_write_piece: register LEN bytes of the file at OFFSET and post
+ * an RDMA WRITE of them to REMOTE_ADDR/RKEY.  First, while the send queue
+ * is full or the piece would take the registered bytes over pin_budget,
+ * wait (up to WAIT_MS of silence each time) for WRITEs to complete and
+ * release theirs. */
+static int post_write_piece(struct sender *s, uint64_t offset, uint32_t len,
+			    uint64_t remote_addr, uint32_t rkey, int wait_ms)
+{
+	uint8_t *src = (uint8_t *)s->data + offset;
+	struct ibv_mr *mr;
+	int ret;
+
+	while (s->conn.credits == 0 ||
+	       (s->nwrites > 0 && s->pinned + len > s->pin_budget)) {
+		ret = lab3_wait(&s->conn, wait_ms);
+		if (ret != 0)
+			return ret;
+	}
+	ret = lab3_reg_mr(&s->conn, src, len, 0, &mr);
+	if (ret != 0)
+		return ret;
+	ret = lab3_post_write(&s->conn, mr, src, len, remote_addr, rkey,
+			      TAG_WRITE);
+	if (ret != 0) {
+		ibv_dereg_mr(mr);
+		return ret;
+	}
+	s->writes[s->nwrites++] = (struct piece) {
+		.mr = mr, .offset = offset, .length = len,
+	};
+	s->pinned += len;
+	return 0;
+}
+
+/* pop_piece: take the oldest entry of a FIFO of pieces. */
+static struct piece pop_piece(struct piece *fifo, int *n)
+{
+	struct piece p = fifo[0];
+
+	(*n)--;
+	memmove(&fifo[0], &fifo[1], *n * sizeof(fifo[0]));
+	return p;
+}
+
+/* write_done: the oldest WRITE has completed: release its registration
+ * and, since the NIC is done with them, its pages. */
+static void write_done(struct sender *s)
+{
+	struct piece p = pop_piece(s->writes, &s->nwrites);
+
+	ibv_dereg_mr(p.mr);
+	s->pinned -= p.length;
+	madvise((uint8_t *)s->data + p.offset, p.length, MADV_DONTNEED);
+}
+
+/* chunk_done: the oldest DONE has completed, so the whole chunk has
+ * landed: count it. */
+static void chunk_done(struct sender *s)
+{
+	struct piece c = pop_piece(s->sent, &s->nsent);
+
+	s->bytes_done += c.length;
+	if (s->bytes_done == s->size && s->tx.next_offset == s->size)
+		s->t_written = now_s();
+	show_progress(s, 0);
+}
+
+/* sent: the common layer's word that a tagged WRITE or DONE has
+ * completed.  The send queue completes in order, so it is the oldest of
+ * its kind. */
+static void sent(void *owner, uint64_t tag)
+{
+	struct sender *s = owner;
+
+	if (tag == TAG_WRITE && s->nwrites > 0)
+		write_done(s);
+	else if (tag == TAG_DONE && s->nsent > 0)
+		chunk_done(s);
+}
+
+/* show_progress: on a terminal, unless -q, once the transfer has taken a
+ * while: bytes, rate and time left, redrawn in place at most 5 times a
+ * second.  FINAL erases the bar. */
+static void show_progress(struct sender *s, int final)
+{
+	double now = now_s(), elapsed = now - s->t_first_region, rate;
+
+	if (final) {
+		if (s->progress_shown)
+			fprintf(stderr, "\r\033[K");
+		return;
+	}
+	if (s->quiet || s->json || !isatty(STDERR_FILENO) ||
+	    elapsed < PROGRESS_AFTER || now - s->t_progress < 0.2)
+		return;
+	s->t_progress = now;
+	s->progress_shown = 1;
+	rate = (double)s->bytes_done / elapsed;
+	fprintf(stderr, "\r%s: %.1f of %.1f MiB, %.1f MB/s, %.0f s left\033[K",
+		s->name[0] ? s->name : "file",
+		(double)s->bytes_done / (1 << 20), (double)s->size / (1 << 20),
+		rate / 1e6, rate > 0 ?
+		(double)(s->size - s->bytes_done) / rate : 0.0);
+}
+
+/* release_pieces: deregister what a failed run left registered, before
+ * the protection domain goes. */
+static void release_pieces(struct sender *s)
+{
+	for (int i = 0; i < s->nwrites; i++)
+		ibv_dereg_mr(s->writes[i].mr);
+	s->nwrites = 0;
 }
 
 /* ---- Before connecting: the file and the ID ---- */
@@ -309,6 +712,19 @@ static int open_file(struct sender *s)
 	return 0;
 }
 
+/* check_file_size: fail if the file no longer has the size it was hashed
+ * at, before any more of it is sent. */
+static int check_file_size(struct sender *s)
+{
+	struct stat st;
+
+	if (fstat(s->fd, &st) == 0 && (uint64_t)st.st_size == s->size)
+		return 0;
+	fail(s, LAB3_EXIT_LOCAL, "%s: changed size while being sent "
+	     "(%llu bytes when hashed)", s->path, (unsigned long long)s->size);
+	return -1;
+}
+
 /* set_pin_budget: how many bytes of the file may be registered at once,
  * and so how large a WRITE may be: without limit for root or under an
  * unlimited `ulimit -l`, else the limit less LAB3_MEMLOCK_RESERVE
@@ -341,469 +757,6 @@ static const char *default_id(void)
 	if (pw != NULL)
 		return pw->pw_name;
 	return getenv("USER");
-}
-
-/* ---- Completions, messages and progress ---- */
-
-/* show_progress: on a terminal, unless -q, once the transfer has taken a
- * while: bytes, rate and time left, redrawn in place at most 5 times a
- * second.  FINAL erases the bar. */
-static void show_progress(struct sender *s, int final)
-{
-	double now = now_s(), elapsed = now - s->t_first_region, rate;
-
-	if (final) {
-		if (s->progress_shown)
-			fprintf(stderr, "\r\033[K");
-		return;
-	}
-	if (s->quiet || s->json || !isatty(STDERR_FILENO) ||
-	    elapsed < PROGRESS_AFTER || now - s->t_progress < 0.2)
-		return;
-	s->t_progress = now;
-	s->progress_shown = 1;
-	rate = (double)s->bytes_done / elapsed;
-	fprintf(stderr, "\r%s: %.1f of %.1f MiB, %.1f MB/s, %.0f s left\033[K",
-		s->name[0] ? s->name : "file",
-		(double)s->bytes_done / (1 << 20), (double)s->size / (1 << 20),
-		rate / 1e6, rate > 0 ?
-		(double)(s->size - s->bytes_done) / rate : 0.0);
-}
-
-/* pop_piece: take the oldest entry of a FIFO of pieces. */
-static struct piece pop_piece(struct piece *fifo, int *n)
-{
-	struct piece p = fifo[0];
-
-	(*n)--;
-	memmove(&fifo[0], &fifo[1], *n * sizeof(fifo[0]));
-	return p;
-}
-
-/* write_done: the oldest WRITE has completed: release its registration
- * and, since the NIC is done with them, its pages. */
-static void write_done(struct sender *s)
-{
-	struct piece p = pop_piece(s->writes, &s->nwrites);
-
-	ibv_dereg_mr(p.mr);
-	s->pinned -= p.length;
-	madvise((uint8_t *)s->data + p.offset, p.length, MADV_DONTNEED);
-}
-
-/* chunk_done: the oldest DONE has completed, so the whole chunk has
- * landed: count it. */
-static void chunk_done(struct sender *s)
-{
-	struct piece c = pop_piece(s->sent, &s->nsent);
-
-	s->bytes_done += c.length;
-	if (s->bytes_done == s->size && s->tx.next_offset == s->size)
-		s->t_written = now_s();
-	show_progress(s, 0);
-}
-
-/* take_refusal: the receiver sent ERROR: keep its reason and end the
- * run at once, whatever else was queued before it. */
-static int take_refusal(struct sender *s, const struct lab3_msg *msg)
-{
-	s->refused = 1;
-	snprintf(s->refusal, sizeof(s->refusal), "%s", msg->error.reason);
-	snprintf(s->conn.err, sizeof(s->conn.err), "the receiver refused");
-	return -EREMOTEIO;
-}
-
-/* pump: wait up to WAIT_MS for one work completion and account for it: a
- * message joins the inbox; a finished WRITE or SEND frees its slot of the
- * send queue; a finished DONE finishes its chunk. */
-static int pump(struct sender *s, int wait_ms)
-{
-	struct ibv_wc wc;
-	int ret = lab3_next_completion(&s->conn, &wc, wait_ms);
-
-	if (ret != 0)
-		return ret;
-	if (wc.wr_id < LAB3_WR_SEND) {
-		if (s->ninbox == LAB3_RECV_DEPTH) {
-			snprintf(s->conn.err, sizeof(s->conn.err),
-				 "protocol error: the receiver sent more "
-				 "messages than it may");
-			return -EPROTO;
-		}
-		ret = lab3_take_msg(&s->conn, &wc, &s->inbox[s->ninbox]);
-		if (ret != 0)
-			return ret;
-		if (s->inbox[s->ninbox].type == LAB3_MSG_ERROR)
-			return take_refusal(s, &s->inbox[s->ninbox]);
-		s->ninbox++;
-		return 0;
-	}
-	s->sq_used--;
-	if (wc.wr_id == LAB3_WR_SEND ? s->nsent == 0 : s->nwrites == 0) {
-		snprintf(s->conn.err, sizeof(s->conn.err),
-			 "a completion with nothing of its kind outstanding");
-		return -EIO;
-	}
-	if (wc.wr_id == LAB3_WR_SEND)
-		chunk_done(s);
-	else
-		write_done(s);
-	return 0;
-}
-
-/* reserve_send_slot: make room on the send queue for one more work
- * request, collecting completions while it is full. */
-static int reserve_send_slot(struct sender *s, int wait_ms)
-{
-	while (s->sq_used >= LAB3_SEND_DEPTH) {
-		int ret = pump(s, wait_ms);
-
-		if (ret != 0)
-			return ret;
-	}
-	s->sq_used++;
-	return 0;
-}
-
-/* post_write_piece: register LEN bytes of the file at OFFSET and post
- * an RDMA WRITE of them to REMOTE_ADDR/RKEY.  First, while the send queue
- * is full or the piece would take the registered bytes over pin_budget,
- * collect completions (waiting up to WAIT_MS each). */
-static int post_write_piece(struct sender *s, uint64_t offset, uint32_t len,
-			    uint64_t remote_addr, uint32_t rkey, int wait_ms)
-{
-	uint8_t *src = (uint8_t *)s->data + offset;
-	struct ibv_mr *mr;
-	int ret;
-
-	while (s->nwrites > 0 && s->pinned + len > s->pin_budget) {
-		ret = pump(s, wait_ms);
-		if (ret != 0)
-			return ret;
-	}
-	ret = reserve_send_slot(s, wait_ms);
-	if (ret != 0)
-		return ret;
-	ret = lab3_reg_mr(&s->conn, src, len, 0, &mr);
-	if (ret == 0)
-		ret = lab3_post_rdma_write(&s->conn, mr, src, len,
-					   remote_addr, rkey);
-	if (ret != 0) {
-		if (mr != NULL)
-			ibv_dereg_mr(mr);
-		s->sq_used--;
-		return ret;
-	}
-	s->writes[s->nwrites++] = (struct piece) {
-		.mr = mr, .offset = offset, .length = len,
-	};
-	s->pinned += len;
-	return 0;
-}
-
-/* look_for_refusal: after a failure, read what is left in the completion
- * queue, briefly, for an ERROR the receiver sent before it hung up: its
- * WRITEs may fail before its ERROR is seen.  Keeps conn.err. */
-static void look_for_refusal(struct sender *s)
-{
-	char err[LAB3_ERR_LEN];
-	struct ibv_wc wc;
-
-	if (s->conn.cq == NULL)
-		return;
-	memcpy(err, s->conn.err, sizeof(err));
-	for (int i = 0; i < LAB3_SEND_DEPTH + LAB3_RECV_DEPTH && !s->refused;
-	     i++) {
-		struct lab3_msg msg;
-
-		wc.wr_id = UINT64_MAX;
-		if (lab3_next_completion(&s->conn, &wc, 200) != 0 &&
-		    wc.wr_id == UINT64_MAX)
-			break;		/* nothing more came */
-		if (wc.status == IBV_WC_SUCCESS && wc.wr_id < LAB3_WR_SEND &&
-		    lab3_take_msg(&s->conn, &wc, &msg) == 0 &&
-		    msg.type == LAB3_MSG_ERROR)
-			take_refusal(s, &msg);
-	}
-	memcpy(s->conn.err, err, sizeof(err));
-}
-
-/* send_error: tell the receiver why the run ends, with an ERROR of CODE,
- * if the connection still allows: queued behind any WRITEs and DONEs
- * still in flight, and waited for, so that the disconnection does not
- * overtake it.  Best effort; keeps conn.err. */
-static void send_error(struct sender *s, enum lab3_error_code code,
-		       const char *reason)
-{
-	struct lab3_msg msg = { .type = LAB3_MSG_ERROR };
-	char err[LAB3_ERR_LEN];
-
-	if (!s->conn.connected || s->conn.disconnected || s->refused)
-		return;
-	memcpy(err, s->conn.err, sizeof(err));
-	msg.error.code = code;
-	snprintf(msg.error.reason, sizeof(msg.error.reason), "%s", reason);
-	if (reserve_send_slot(s, 1000) == 0 &&
-	    lab3_post_msg(&s->conn, &msg) == 0)
-		while (s->sq_used > 0 && pump(s, 1000) == 0)
-			;
-	memcpy(s->conn.err, err, sizeof(err));
-}
-
-/* protocol_error: the receiver's message broke the protocol: tell it,
- * and fail. */
-static int protocol_error(struct sender *s, const char *why)
-{
-	send_error(s, LAB3_ERR_PROTOCOL, why);
-	return fail(s, LAB3_EXIT_PROTOCOL, "%s: protocol error: %s",
-		    s->where, why);
-}
-
-/* receive: the next message, from the inbox or, when it is empty, waiting
- * up to WAIT_MS for it, and judged by the rules (lab3_tx_accept): it must
- * be the one the current state expects.  Returns 0, or -1 after
- * reporting why and recording the exit status. */
-static int receive(struct sender *s, struct lab3_msg *msg, int wait_ms)
-{
-	char why[LAB3_ERR_LEN];
-	int ret;
-
-	while (s->ninbox == 0) {
-		ret = pump(s, wait_ms);
-		if (ret != 0)
-			return fail_conn(s, ret);
-	}
-	*msg = s->inbox[0];
-	s->ninbox--;
-	memmove(&s->inbox[0], &s->inbox[1], s->ninbox * sizeof(s->inbox[0]));
-	if (lab3_tx_accept(&s->tx, msg, why, sizeof(why)) != 0)
-		return protocol_error(s, why);
-	return 0;
-}
-
-/* check_file_size: fail if the file no longer has the size it was hashed
- * at, before any more of it is sent. */
-static int check_file_size(struct sender *s)
-{
-	struct stat st;
-
-	if (fstat(s->fd, &st) == 0 && (uint64_t)st.st_size == s->size)
-		return 0;
-	fail(s, LAB3_EXIT_LOCAL, "%s: changed size while being sent "
-	     "(%llu bytes when hashed)", s->path, (unsigned long long)s->size);
-	return -1;
-}
-
-/* ---- The states, in the lab's order ---- */
-
-/* send_step: the whole work of a state that sends one message: send
- * MSG, wait for it to go, and let the rules move on. */
-static int send_step(struct sender *s, const struct lab3_msg *msg)
-{
-	int ret = lab3_send_msg(&s->conn, msg);
-
-	if (ret != 0)
-		return fail_conn(s, ret);
-	lab3_tx_sent(&s->tx);
-	return 0;
-}
-
-/* connect_to_receiver: CONNECT, before step 1: resolve the receiver's
- * address and route, and connect. */
-static int connect_to_receiver(struct sender *s)
-{
-	int ret = lab3_connect(&s->conn, s->host, s->port);
-
-	/* Out of memory or locked memory is a local error. */
-	if (ret == -ENOMEM || ret == -EPERM || ret == -EAGAIN)
-		return fail(s, LAB3_EXIT_LOCAL, "connect to %s: %s",
-			    s->where, s->conn.err);
-	if (ret != 0)
-		return fail(s, LAB3_EXIT_CONNECTION, "connect to %s: %s",
-			    s->where, s->conn.err);
-	lab3_tx_sent(&s->tx);
-	return 0;
-}
-
-/* send_file_info: step 1, FILE_INFO: the file's length, SHA-256 and name. */
-static int send_file_info(struct sender *s)
-{
-	struct lab3_msg msg = { .type = LAB3_MSG_FILE_INFO };
-
-	msg.file_info.length = s->size;
-	memcpy(msg.file_info.sha256, s->sha256, LAB3_SHA256_LEN);
-	snprintf(msg.file_info.name, sizeof(msg.file_info.name), "%s",
-		 s->name);
-	return send_step(s, &msg);
-}
-
-/* recv_region: step 2, REGION: a window for the next chunk of the file.
- * The rules check that it starts where the last chunk ended and stays
- * within the file. */
-static int recv_region(struct sender *s)
-{
-	const struct lab3_msg *r = &s->tx.region;
-	struct lab3_msg msg;
-	int wait_ms;
-
-	/* The receiver sends it once it has stored the chunk that was in
-	 * that window: allow for one chunk's worth of its time. */
-	wait_ms = lab3_wait_for_bytes(&s->conn, r->region.length);
-	if (receive(s, &msg, wait_ms) != 0)
-		return -1;
-	if (s->t_first_region == 0)
-		s->t_first_region = now_s();
-	if (s->verbose)
-		fprintf(stderr, "sender: region addr=0x%llx length=%llu "
-			"rkey=0x%x offset=%llu\n",
-			(unsigned long long)r->region.addr,
-			(unsigned long long)r->region.length,
-			r->region.rkey, (unsigned long long)r->region.offset);
-	return 0;
-}
-
-/* write_chunk: step 3, RDMA WRITE: post WRITEs of the chunk into the
- * window, in pieces no larger than the device's largest message nor
- * piece_max, without waiting for them.  Each piece is registered from
- * the file's mapping on its own (read access only: the NIC reads it,
- * nobody writes it) and released when its WRITE completes. */
-static int write_chunk(struct sender *s)
-{
-	const struct lab3_msg *r = &s->tx.region;
-	uint64_t offset = r->region.offset, length = r->region.length;
-	uint32_t piece = s->conn.max_msg_size < s->piece_max ?
-			 s->conn.max_msg_size : s->piece_max;
-	int wait_ms = lab3_wait_for_bytes(&s->conn, piece);
-	int ret;
-
-	if (length > 0 && check_file_size(s) != 0)
-		return -1;
-	for (uint64_t done = 0; done < length; ) {
-		uint32_t len = length - done < piece ?
-			       (uint32_t)(length - done) : piece;
-
-		ret = post_write_piece(s, offset + done, len,
-				       r->region.addr + done, r->region.rkey,
-				       wait_ms);
-		if (ret == -ENOMEM || ret == -EPERM || ret == -EAGAIN) {
-			send_error(s, LAB3_ERR_INTERNAL,
-				   "the sender cannot register its file");
-			return fail(s, LAB3_EXIT_LOCAL, "%s: %s", s->path,
-				    s->conn.err);
-		}
-		if (ret != 0)
-			return fail_conn(s, ret);
-		done += len;
-	}
-	lab3_tx_sent(&s->tx);
-	return 0;
-}
-
-/* send_done: step 3, DONE: announce the chunk just written.  It follows
- * the chunk's WRITEs on the same queue pair, so it lands after them; its
- * completion counts the chunk as sent (chunk_done()).  Then the rules
- * move on: to the next REGION, or after the last chunk to the verdict. */
-static int send_done(struct sender *s)
-{
-	struct lab3_msg msg = { .type = LAB3_MSG_DONE };
-	int ret;
-
-	msg.done.offset = s->tx.region.region.offset;
-	msg.done.bytes = s->tx.region.region.length;
-	ret = reserve_send_slot(s, 0);
-	if (ret == 0)
-		ret = lab3_post_msg(&s->conn, &msg);
-	if (ret != 0)
-		return fail_conn(s, ret);
-	s->sent[s->nsent++] = (struct piece) {
-		.offset = msg.done.offset,
-		.length = msg.done.bytes,
-	};
-	lab3_tx_sent(&s->tx);
-	return 0;
-}
-
-/* recv_verdict: step 4, VERDICT: good, or bad (exit 5).  Before acting
- * on it, let every WRITE and DONE of ours complete. */
-static int recv_verdict(struct sender *s)
-{
-	uint64_t last = s->tx.region.region.length;
-	uint64_t behind = (uint64_t)LAB3_WINDOWS_MAX * last;
-	struct lab3_msg msg;
-	int wait_ms, ret;
-
-	/* The receiver may still have to store a chunk in every window,
-	 * then sync the file. */
-	wait_ms = lab3_wait_for_bytes(&s->conn,
-				      behind < s->size ? behind : s->size);
-	if (receive(s, &msg, wait_ms) != 0)
-		return -1;
-	s->t_verdict = now_s();
-	s->verdict = msg.verdict.verdict == LAB3_VERDICT_GOOD ? "good" : "bad";
-	while (s->sq_used > 0) {
-		ret = pump(s, 0);
-		if (ret != 0)
-			return fail_conn(s, ret);
-	}
-	show_progress(s, 1);
-	if (check_file_size(s) != 0)
-		return -1;
-	if (msg.verdict.verdict != LAB3_VERDICT_GOOD)
-		return fail(s, LAB3_EXIT_BAD_VERDICT, "%s: verdict bad: the "
-			    "receiver's SHA-256 of the %llu bytes differs",
-			    s->path, (unsigned long long)s->size);
-	return 0;
-}
-
-/* send_id: step 5, ID: the student's ID. */
-static int send_id(struct sender *s)
-{
-	struct lab3_msg msg = { .type = LAB3_MSG_ID };
-
-	snprintf(msg.id.id, sizeof(msg.id.id), "%s", s->id);
-	return send_step(s, &msg);
-}
-
-/* recv_key: step 6, KEY: keep the secret key for main() to print. */
-static int recv_key(struct sender *s)
-{
-	struct lab3_msg msg;
-
-	if (receive(s, &msg, 0) != 0)
-		return -1;
-	memcpy(s->key, msg.key.key, LAB3_KEY_LEN);
-	s->has_key = 1;
-	return 0;
-}
-
-/* run: the state machine.  The state is the rules' (struct lab3_tx in
- * protocol.h): each step does its work, and the rules say which comes
- * next, until the key has come or a step has failed. */
-static enum lab3_exit run(struct sender *s)
-{
-	int ret = 0;
-
-	while (ret == 0 && s->tx.state != LAB3_TX_FINISHED) {
-		if (s->verbose)
-			fprintf(stderr, "sender: state %s\n",
-				lab3_tx_state_name(s->tx.state));
-		switch (s->tx.state) {
-		case LAB3_TX_CONNECT:	ret = connect_to_receiver(s); break;
-		case LAB3_TX_SEND_FILE_INFO: ret = send_file_info(s); break;
-		case LAB3_TX_RECV_REGION: ret = recv_region(s); break;
-		case LAB3_TX_WRITE_CHUNK: ret = write_chunk(s); break;
-		case LAB3_TX_SEND_DONE:	ret = send_done(s); break;
-		case LAB3_TX_RECV_VERDICT: ret = recv_verdict(s); break;
-		case LAB3_TX_SEND_ID:	ret = send_id(s); break;
-		case LAB3_TX_RECV_KEY:	ret = recv_key(s); break;
-		default:		/* FINISHED, or ENDED: never here */
-			ret = fail(s, LAB3_EXIT_PROTOCOL, "internal error: "
-				   "no step for state %s",
-				   lab3_tx_state_name(s->tx.state));
-			break;
-		}
-	}
-	return ret == 0 ? LAB3_EXIT_OK : s->exit_status;
 }
 
 /* ---- The end ---- */
@@ -921,16 +874,37 @@ static void print_json(const struct sender *s, enum lab3_exit status)
 	fflush(stdout);
 }
 
-/* release_pieces: deregister what a failed run left registered, before
- * the protection domain goes. */
-static void release_pieces(struct sender *s)
-{
-	for (int i = 0; i < s->nwrites; i++)
-		ibv_dereg_mr(s->writes[i].mr);
-	s->nwrites = 0;
-}
-
 /* ---- Command line ---- */
+
+/* The help text, one source line per output line; usage() fills in the
+ * longest ID and the default timeout. */
+static const char usage_text[] =
+"usage: sender [-qv] [--json] [-i ID] [-t SECONDS] <ip> <port> <file>\n"
+"       sender --version\n"
+"\n"
+"Send <file> to the Lab 3 receiver at <ip> <port> with RDMA WRITE,\n"
+"then trade ID for the secret key, printed as 'secret key: HEX'.\n"
+"\n"
+"  -i ID       student ID, 1-%d printable characters (default: login name)\n"
+"  -t SECONDS  give up after SECONDS of silence from the receiver\n"
+"              (default %d)\n"
+"  -q          no progress bar (shown on a terminal for long transfers)\n"
+"  -v          trace each state and each work completion on stderr\n"
+"  --json      at the end, print one JSON object on stdout instead of the\n"
+"              key: verdict, key, timings, error, exit_status (see README)\n"
+"  --version   print the version and exit\n"
+"  -h, --help  show this help\n"
+"\n"
+"Exit status: 0 key received; 1 usage error; 2 local error (file, memory);\n"
+"3 connection or transport error, or timeout; 4 refused by the receiver;\n"
+"5 bad verdict (the receiver's hash differs); 6 protocol error.\n";
+
+/* usage: command-line help on stderr, for -h and for a bad command line;
+ * the caller picks the exit status. */
+static void usage(void)
+{
+	fprintf(stderr, usage_text, LAB3_ID_MAX, LAB3_DEFAULT_TIMEOUT);
+}
 
 /* take_id: the student's ID: ID (from -i) or else the login name,
  * checked as the receiver will check it. */
@@ -1013,51 +987,4 @@ static int parse_args(struct sender *s, int argc, char **argv)
 		 "%.*s:%.*s", 200, s->host, 20, s->port);
 	s->path = argv[optind + 2];
 	return take_id(s, id);
-}
-
-/* main: the whole run: the command line, the file, the lab's steps, the
- * key on stdout (or, with --json, the JSON object, however the run
- * ended); the exit status says how it ended (enum lab3_exit). */
-int main(int argc, char **argv)
-{
-	struct sender s = {
-		.fd = -1,
-		.timeout_s = LAB3_DEFAULT_TIMEOUT,
-		.t_start = now_s(),
-	};
-	char key_hex[2 * LAB3_KEY_LEN + 1];
-	enum lab3_exit status;
-
-	if (parse_args(&s, argc, argv) != 0)
-		return LAB3_EXIT_USAGE;
-	s.conn.prog = "sender";
-	s.conn.verbose = s.verbose;
-	s.conn.timeout_ms = s.timeout_s * 1000;
-	set_pin_budget(&s);
-
-	if (open_file(&s) != 0) {
-		status = s.exit_status;
-		goto out_close;
-	}
-	lab3_tx_begin(&s.tx, s.size);
-	status = run(&s);
-	if (status == LAB3_EXIT_OK && !s.json) {
-		lab3_hex(s.key, LAB3_KEY_LEN, key_hex);
-		printf("secret key: %s\n", key_hex);
-		fflush(stdout);
-		print_summary(&s);
-	}
-	show_progress(&s, 1);
-
-	lab3_disconnect(&s.conn);
-	release_pieces(&s);
-	lab3_conn_destroy(&s.conn);
-out_close:
-	if (s.data != NULL)
-		munmap(s.data, s.size);
-	if (s.fd >= 0)
-		close(s.fd);
-	if (s.json)
-		print_json(&s, status);
-	return status;
 }

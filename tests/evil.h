@@ -12,7 +12,8 @@
 
 /* evil_recv_type: receive the next message on CONN within WAIT_MS (0: the
  * connection's timeout) and require type WANT; anything else is -EPROTO
- * with conn->err saying what came (and an ERROR's reason). */
+ * with conn->err saying what came.  (The peer's ERROR is -EREMOTEIO, with
+ * its reason in conn->err.) */
 static inline int evil_recv_type(struct lab3_conn *conn,
 				 enum lab3_msg_type want,
 				 struct lab3_msg *msg, int wait_ms)
@@ -22,10 +23,8 @@ static inline int evil_recv_type(struct lab3_conn *conn,
 	if (ret != 0)
 		return ret;
 	if (msg->type != want) {
-		snprintf(conn->err, sizeof(conn->err), "got %s%s%s",
-			 lab3_msg_type_name(msg->type),
-			 msg->type == LAB3_MSG_ERROR ? ": " : "",
-			 msg->type == LAB3_MSG_ERROR ? msg->error.reason : "");
+		snprintf(conn->err, sizeof(conn->err), "got %s",
+			 lab3_msg_type_name(msg->type));
 		return -EPROTO;
 	}
 	return 0;

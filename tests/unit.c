@@ -2194,27 +2194,6 @@ static void rx_too_large(const char *name, uint64_t max_bytes,
 		pass(name);
 }
 
-/* rx_given_up: case NAME: the sender's ERROR in RX's phase ends the
- * session as given up, its reason kept word for word. */
-static void rx_given_up(const char *name, struct lab3_rx *rx)
-{
-	static const char reason[] = "cannot read notes.txt: Input/output "
-				     "error";
-	struct lab3_msg msg;
-	char why[WHY_LEN] = "";
-	int rc;
-
-	rx_error(&msg, reason);
-	rc = lab3_rx_accept(rx, &msg, why, sizeof(why));
-	if (rc != LAB3_RX_GAVE_UP)
-		fail(name, "lab3_rx_accept returned %d (%s), expected %d", rc,
-		     why, LAB3_RX_GAVE_UP);
-	else if (strcmp(why, reason) != 0)
-		fail(name, "reason \"%s\", expected \"%s\"", why, reason);
-	else if (rx_phase_checked(name, rx, LAB3_RX_ENDED, "after it") == 0)
-		pass(name);
-}
-
 /* rx_to_phase: bring RX, by an honest session of a 3000-byte file, to
  * PHASE; LAB3_RX_ENDED by a refused DONE before FILE_INFO.  Returns 0, or
  * -1 after reporting case NAME as failed. */
@@ -2323,10 +2302,13 @@ static void test_rx_refusals(void)
 
 	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
 		snprintf(phase_name, sizeof(phase_name), "rx ERROR in phase "
-			 "%s: the sender gave up, reason kept",
-			 rx_phase_name(phases[i]));
-		if (rx_to_phase(phase_name, &rx, phases[i]) == 0)
-			rx_given_up(phase_name, &rx);
+			 "%s (the connection takes it first): refused as out "
+			 "of place", rx_phase_name(phases[i]));
+		if (rx_to_phase(phase_name, &rx, phases[i]) == 0) {
+			rx_error(&msg, "gave up");
+			expect_rx_refusal(phase_name, &rx, &msg,
+					  LAB3_ERR_PROTOCOL, "ERROR");
+		}
 	}
 }
 
