@@ -17,6 +17,15 @@
  *                one gets ERROR), then answers VERDICT bad whatever the
  *                hash, and waits for the sender to hang up.
  *
+ *   refuse-mid-write
+ *                Offers one window for the whole file as above, then at
+ *                once posts an ERROR (code INTERNAL, reason "evil
+ *                receiver refuses mid-write") and takes the window back
+ *                without waiting, so that the sender's WRITEs into it
+ *                fail around the time its ERROR arrives; waits for the
+ *                sender to hang up.  The sender must report the ERROR's
+ *                reason, not the failed WRITEs.
+ *
  * Exit status: 0 when it carried out its part, whatever the sender did
  * then: judging the sender's reaction is the test's job.  1 means a usage
  * error, 2 that it could not carry out its part (no sender came, the
@@ -173,11 +182,35 @@ static int bad_verdict(struct evil *e)
 	return wait_hang_up(e, what);
 }
 
+/* An ERROR, and the window revoked at once, while the sender writes. */
+static int refuse_mid_write(struct evil *e)
+{
+	struct lab3_msg msg = { .type = LAB3_MSG_ERROR };
+	int ret = recv_file_info(e);
+
+	if (ret == 0)
+		ret = offer_window(e);
+	if (ret != 0)
+		return ret;
+	msg.error.code = LAB3_ERR_INTERNAL;
+	snprintf(msg.error.reason, sizeof(msg.error.reason),
+		 "evil receiver refuses mid-write");
+	ret = lab3_post_msg(&e->conn, &msg, 0);
+	if (e->mr != NULL) {
+		ibv_dereg_mr(e->mr);
+		e->mr = NULL;
+	}
+	if (ret != 0)
+		return ret;
+	return wait_hang_up(e, "ERROR sent, window revoked");
+}
+
 static const struct {
 	const char *name;
 	int (*run)(struct evil *e);
 } modes[] = {
 	{ "bad-verdict", bad_verdict },
+	{ "refuse-mid-write", refuse_mid_write },
 };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 

@@ -37,6 +37,21 @@ case $EVIL_LINE in
 *) fail "tests/evil-receiver bad-verdict: '$EVIL_LINE'" ;;
 esac
 
+# A receiver that sends ERROR and at once revokes its window while the
+# sender writes (tests/evil-receiver refuse-mid-write): the sender's
+# WRITEs fail around the time the ERROR arrives, in either order.  It
+# must report the ERROR's reason (exit 4), never the failed WRITEs.
+# Three times, since the order varies.
+make_file "$TEST_TMP/thirty-two" $((32 << 20))
+for try in 1 2 3; do
+	run_sender_to_evil refuse-mid-write "$TEST_TMP/thirty-two" -i alice
+	expect_sender_fails 4 "refused: evil receiver refuses mid-write$" \
+		"sender refused mid-write (try $try)"
+	expect_status 0 "$EVIL_STATUS" \
+		"tests/evil-receiver refuse-mid-write (try $try)"
+done
+rm "$TEST_TMP/thirty-two"
+
 # Over the receiver's limit: refused before anything is allocated.
 run_sender -i alice "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/big"
 expect_sender_fails 4 "refused: file of 1048577 bytes is over the receiver's limit of 1048576 bytes" \
@@ -264,3 +279,27 @@ expect_file_is "$TEST_TMP/full-ledger" "$(printf '%099d' 0)" \
 	"the ledger that could not grow"
 stop_receiver
 expect_status 0 "$RX_STATUS" "receiver with a full ledger after SIGTERM"
+
+# A receiver that cannot store a chunk in the middle of a transfer (its
+# output file may not grow past 2 MiB): it refuses with an ERROR while the
+# sender still has WRITEs and DONEs in flight, then hangs up.  The sender
+# must report the receiver's reason (exit 4), not the broken connection
+# that follows it: the common layer makes the ERROR the connection's
+# error whatever completions fail around it.
+make_file "$TEST_TMP/eight" $((8 << 20))
+mkdir "$TEST_TMP/out-full"
+trap '' XFSZ
+RX_RUN=(prlimit --fsize=$((2 << 20)))
+start_receiver -o "$TEST_TMP/out-full" -k "$TEST_TMP/secret" -w 512K \
+	-n 4 || fail "no receiver with a small file size limit"
+RX_RUN=()
+trap - XFSZ
+run_sender -i alice "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/eight"
+expect_sender_fails 4 "refused: cannot write .*: File too large$" \
+	"a receiver that cannot store a chunk mid-transfer"
+SESSION=0
+expect_summary "id -, 8388608 bytes, verdict none, [0-9.]+ s, failed: cannot write .*: File too large$" \
+	"a receiver that cannot store a chunk mid-transfer"
+expect_saved_only "$TEST_TMP/out-full"
+stop_receiver
+expect_status 0 "$RX_STATUS" "receiver with a file size limit after SIGTERM"
