@@ -292,24 +292,17 @@ static inline const char *lab3_msg_type_name(int type)
  * message type. */
 static inline size_t lab3_wire_size(int type)
 {
-	switch (type) {
-	case LAB3_MSG_FILE_INFO:
-		return sizeof(struct lab3_wire_file_info);
-	case LAB3_MSG_REGION:
-		return sizeof(struct lab3_wire_region);
-	case LAB3_MSG_DONE:
-		return sizeof(struct lab3_wire_done);
-	case LAB3_MSG_VERDICT:
-		return sizeof(struct lab3_wire_verdict);
-	case LAB3_MSG_ID:
-		return sizeof(struct lab3_wire_id);
-	case LAB3_MSG_KEY:
-		return sizeof(struct lab3_wire_key);
-	case LAB3_MSG_ERROR:
-		return sizeof(struct lab3_wire_error);
-	default:
-		return 0;
-	}
+	static const size_t sizes[LAB3_MSG_ERROR + 1] = {
+		[LAB3_MSG_FILE_INFO] = sizeof(struct lab3_wire_file_info),
+		[LAB3_MSG_REGION] = sizeof(struct lab3_wire_region),
+		[LAB3_MSG_DONE] = sizeof(struct lab3_wire_done),
+		[LAB3_MSG_VERDICT] = sizeof(struct lab3_wire_verdict),
+		[LAB3_MSG_ID] = sizeof(struct lab3_wire_id),
+		[LAB3_MSG_KEY] = sizeof(struct lab3_wire_key),
+		[LAB3_MSG_ERROR] = sizeof(struct lab3_wire_error),
+	};
+
+	return type >= 0 && type <= LAB3_MSG_ERROR ? sizes[type] : 0;
 }
 
 /* lab3_check_text: 0 if the LEN bytes at S are printable ASCII (space to
@@ -735,18 +728,27 @@ static inline int lab3_rx_take_done(struct lab3_rx *rx,
 	return 0;
 }
 
+/* lab3_rx_expects: the one message type the session may take in its
+ * phase: FILE_INFO first, then DONEs while chunks are out, then the ID
+ * after a good verdict; 0 for none (waiting for its own verdict, or
+ * done). */
+static inline enum lab3_msg_type lab3_rx_expects(const struct lab3_rx *rx)
+{
+	switch (rx->phase) {
+	case LAB3_RX_FILE_INFO:	return LAB3_MSG_FILE_INFO;
+	case LAB3_RX_CHUNKS:	return LAB3_MSG_DONE;
+	case LAB3_RX_ID:	return LAB3_MSG_ID;
+	default:		return (enum lab3_msg_type)0;
+	}
+}
+
 /* lab3_rx_accept: MSG arrived.  Returns 0 when it is the message the
  * session expects now (and takes it), or else the LAB3_ERR_ code to
  * refuse it with, WHY saying why.  Anything but 0 ends the session. */
 static inline int lab3_rx_accept(struct lab3_rx *rx, const struct lab3_msg *msg,
 				 char *why, size_t why_len)
 {
-	static const enum lab3_msg_type expected[LAB3_RX_ENDED + 1] = {
-		[LAB3_RX_FILE_INFO] = LAB3_MSG_FILE_INFO,
-		[LAB3_RX_CHUNKS] = LAB3_MSG_DONE,
-		[LAB3_RX_ID] = LAB3_MSG_ID,
-	};
-	enum lab3_msg_type want = expected[rx->phase];
+	enum lab3_msg_type want = lab3_rx_expects(rx);
 
 	if (rx->phase == LAB3_RX_HANG_UP && msg->type == LAB3_MSG_ID &&
 	    rx->verdict != LAB3_VERDICT_GOOD)
@@ -838,19 +840,18 @@ enum lab3_rx_step {
 /* lab3_rx_step_name: STEP's name, for -v traces. */
 static inline const char *lab3_rx_step_name(enum lab3_rx_step step)
 {
-	static const char *const names[] = {
-		[LAB3_RX_RECV_FILE_INFO] = "RECV_FILE_INFO",
-		[LAB3_RX_SEND_REGION] = "SEND_REGION",
-		[LAB3_RX_RECV_DONE] = "RECV_DONE",
-		[LAB3_RX_STORE_CHUNK] = "STORE_CHUNK",
-		[LAB3_RX_SEND_VERDICT] = "SEND_VERDICT",
-		[LAB3_RX_RECV_ID] = "RECV_ID",
-		[LAB3_RX_SEND_KEY] = "SEND_KEY",
-		[LAB3_RX_WAIT_DISCONNECT] = "WAIT_DISCONNECT",
-		[LAB3_RX_NO_STEP] = "NO_STEP",
-	};
-
-	return step <= LAB3_RX_NO_STEP ? names[step] : "unknown";
+	switch (step) {
+	case LAB3_RX_RECV_FILE_INFO:	return "RECV_FILE_INFO";
+	case LAB3_RX_SEND_REGION:	return "SEND_REGION";
+	case LAB3_RX_RECV_DONE:		return "RECV_DONE";
+	case LAB3_RX_STORE_CHUNK:	return "STORE_CHUNK";
+	case LAB3_RX_SEND_VERDICT:	return "SEND_VERDICT";
+	case LAB3_RX_RECV_ID:		return "RECV_ID";
+	case LAB3_RX_SEND_KEY:		return "SEND_KEY";
+	case LAB3_RX_WAIT_DISCONNECT:	return "WAIT_DISCONNECT";
+	case LAB3_RX_NO_STEP:		return "NO_STEP";
+	}
+	return "unknown";
 }
 
 /* lab3_rx_step: the receiver's next step, from where the rules stand.

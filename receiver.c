@@ -38,7 +38,11 @@
  * listening.
  *
  * With -l, each session also leaves one record in a ledger for grading
- * (see "The grading ledger" below; the format is in common.h).
+ * (see "The grading ledger" below; the format is in ledger.h).
+ *
+ * The file reads top down: one session's state machine, its states in
+ * the lab's order, then the helpers they use; serving one session after
+ * another, the command line and main() come last.
  */
 #define _GNU_SOURCE	/* sync_file_range() */
 #include <errno.h>
@@ -135,63 +139,268 @@ static void on_stop_signal(int sig)
 	stop_requested = 1;
 }
 
-/* The help text, one source line per output line; usage() fills in the
- * default port, secret file and timeout. */
-static const char usage_text[] =
-"usage: receiver [-v] [-a ADDR] [-p PORT] [-o DIR] [-m MAX_BYTES] [-l LEDGER]\n"
-"                [-w WINDOW_SIZE] [-n WINDOWS] [-k SECRET_FILE] [-t SECONDS]\n"
-"       receiver [-k SECRET_FILE] --key-for ID\n"
-"       receiver --ledger-summary LEDGER | --version | --help\n"
-"\n"
-"Serve Lab 3 senders one after another until SIGINT or SIGTERM.\n"
-"\n"
-"  -a ADDR         listen on ADDR only (default: all addresses)\n"
-"  -p PORT         listen on PORT; 0 picks a free one (default %d)\n"
-"  -o DIR          save each verified file into DIR, under its base name\n"
-"  -m MAX_BYTES    refuse larger files; K, M, G suffixes (default 64G)\n"
-"  -w WINDOW_SIZE  window size, 64K to 1G (default 16M, less to fit ulimit -l)\n"
-"  -n WINDOWS      windows in flight, 2 to %d (default %d); memory: -n times -w\n"
-"  -k SECRET_FILE  the secret the keys derive from (default ~/%s)\n"
-"  -t SECONDS      end a session after SECONDS of silence (default %d)\n"
-"  -l LEDGER       append one JSON line per session to LEDGER, for grading\n"
-"  -v              trace each state and each work completion on stderr\n"
-"  --key-for ID    print the key a session with ID receives\n"
-"  --ledger-summary LEDGER  print each ID's first success and attempts\n"
-"  --version       print the release and the protocol version\n"
-"  -h, --help      show this help\n"
-"\n"
-"Exit status: 0 stopped by a signal, or printed; 1 usage error; 2 local\n"
-"error (secret file, -o directory, ledger); 3 cannot listen or accept.\n";
+/* The states of a session, one function each, in the lab's order; each
+ * returns 0 to go on, or -1 when the session has failed
+ * (wait_disconnect: 1 when the sender has hung up). */
+static int recv_file_info(struct session *s);	/* step 1 */
+static int send_region(struct session *s);	/* step 2 */
+static int recv_done(struct session *s);	/* step 3 */
+static int store_chunk(struct session *s);	/*   and store the chunk */
+static int send_verdict(struct session *s);	/* step 4 */
+static int recv_id(struct session *s);		/* step 5 */
+static int send_key(struct session *s);		/* step 6 */
+static int wait_disconnect(struct session *s);	/* the end */
 
-/* usage: command-line help on stderr, for -h and for a bad command line;
- * the caller picks the exit status. */
-static void usage(void)
+/* The helpers, defined after the states that use them. */
+static int receive(struct session *s, struct lab3_msg *msg, int wait_ms);
+static int judge(struct session *s, const struct lab3_msg *msg);
+static int conn_failed(struct session *s, int ret);
+static int give_up(struct session *s, enum lab3_error_code code,
+		   const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static struct window *chunk_window(struct session *s, uint64_t chunk);
+static int setup_windows(struct session *s);
+static int write_all(int fd, const uint8_t *buf, uint64_t len);
+static int sync_file(struct session *s);
+static int keep_file(struct session *s);
+static int record_session(struct session *s, int key_sent, char *err,
+			  size_t err_len);
+
+/* ---- One session: the state machine ---- */
+
+/* run_session: the state machine of one session.  Its state is derived
+ * from the rules (lab3_rx_step() in protocol.h); each step does its work
+ * and tells the rules, until the sender hangs up or a step fails.  The
+ * table says which function does each step. */
+static void run_session(struct session *s)
 {
-	fprintf(stderr, usage_text, LAB3_DEFAULT_PORT, LAB3_WINDOWS_MAX,
-		DEFAULT_WINDOWS, DEFAULT_SECRET, LAB3_DEFAULT_TIMEOUT);
+	static int (*const do_step[])(struct session *s) = {
+		[LAB3_RX_RECV_FILE_INFO] = recv_file_info,
+		[LAB3_RX_SEND_REGION] = send_region,
+		[LAB3_RX_RECV_DONE] = recv_done,
+		[LAB3_RX_STORE_CHUNK] = store_chunk,
+		[LAB3_RX_SEND_VERDICT] = send_verdict,
+		[LAB3_RX_RECV_ID] = recv_id,
+		[LAB3_RX_SEND_KEY] = send_key,
+		[LAB3_RX_WAIT_DISCONNECT] = wait_disconnect,
+	};
+	enum lab3_rx_step step;
+	int ret = 0;
+
+	while (ret == 0 && (step = lab3_rx_step(&s->rx)) != LAB3_RX_NO_STEP) {
+		if (s->opt->verbose)
+			fprintf(stderr, "receiver: session %u: state %s\n",
+				s->number, lab3_rx_step_name(step));
+		ret = do_step[step](s);
+	}
 }
 
-/* ---- Session failures ---- */
+/* ---- The states, in the lab's order ---- */
 
-/* give_up: end the session: record why (for the summary line) and tell
- * the sender with an ERROR of CODE, when the connection still allows.
- * (The sender's fail() only prints: the receiver has a peer to tell.) */
-static int give_up(struct session *s,
-				  enum lab3_error_code code,
-				  const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int give_up(struct session *s,
-				  enum lab3_error_code code,
-				  const char *fmt, ...)
+/* recv_file_info: step 1, FILE_INFO: keep the hash and name (for the
+ * ledger, even if the file is refused); the rules refuse a file over the
+ * limit before anything is allocated, and choose its chunks.  Then set up
+ * the windows. */
+static int recv_file_info(struct session *s)
 {
-	va_list ap;
+	struct lab3_msg msg;
+	int ret = lab3_recv_msg(&s->conn, &msg, 0);
 
-	va_start(ap, fmt);
-	vsnprintf(s->error, sizeof(s->error), fmt, ap);
-	va_end(ap);
-	lab3_send_error(&s->conn, code, s->error);
+	if (ret != 0)
+		return conn_failed(s, ret);
+	if (msg.type == LAB3_MSG_FILE_INFO) {
+		s->has_file_info = 1;
+		memcpy(s->sha256, msg.file_info.sha256, LAB3_SHA256_LEN);
+		snprintf(s->name, sizeof(s->name), "%s", msg.file_info.name);
+	}
+	if (judge(s, &msg) != 0)
+		return -1;
+	return setup_windows(s);
+}
+
+/* send_region: step 2, REGION: register the window of the next chunk for
+ * remote write and send its descriptor, for every chunk that has a free
+ * window (at the start, one per window; later, the window just stored).
+ * Each registration is new, so its rkey is, too.  A zero-length file gets
+ * one empty descriptor: there is nothing to write. */
+static int send_region(struct session *s)
+{
+	uint64_t offset, length;
+
+	while (lab3_rx_next_region(&s->rx, &offset, &length)) {
+		struct window *w = chunk_window(s, s->rx.offered - 1);
+		struct lab3_msg msg = { .type = LAB3_MSG_REGION };
+		int ret;
+
+		w->offset = offset;
+		w->length = length;
+		if (w->length > 0) {
+			ret = lab3_reg_mr(&s->conn, w->buf, w->length,
+					  IBV_ACCESS_LOCAL_WRITE |
+					  IBV_ACCESS_REMOTE_WRITE, &w->mr);
+			if (ret != 0)
+				return give_up(s, LAB3_ERR_RESOURCES, "%s",
+					       s->conn.err);
+			msg.region.addr = (uintptr_t)w->buf;
+			msg.region.rkey = w->mr->rkey;
+		}
+		msg.region.length = w->length;
+		msg.region.offset = w->offset;
+		ret = lab3_send_msg(&s->conn, &msg);
+		if (ret != 0)
+			return conn_failed(s, ret);
+	}
+	return 0;
+}
+
+/* recv_done: step 3: wait out the sender's RDMA WRITEs into the oldest
+ * window for its DONE, which must name that window's chunk (the rules
+ * check it). */
+static int recv_done(struct session *s)
+{
+	struct window *w = chunk_window(s, s->rx.stored);
+	struct lab3_msg msg;
+	int wait_ms;
+
+	/* The RDMA WRITEs come first, silently: allow for their time. */
+	wait_ms = lab3_wait_for_bytes(&s->conn, w->length);
+	if (receive(s, &msg, wait_ms) != 0)
+		return -1;
+	return 0;
+}
+
+/* store_chunk: revoke the sender's access to the chunk's window, then
+ * hash the chunk and append it to the file being built.  Deregistering
+ * first means no RDMA WRITE can change the bytes after they were
+ * checked. */
+static int store_chunk(struct session *s)
+{
+	struct window *w = chunk_window(s, s->rx.stored);
+
+	if (w->mr != NULL) {
+		ibv_dereg_mr(w->mr);
+		w->mr = NULL;
+	}
+	if (lab3_sha256_add(&s->hash, w->buf, w->length) != 0)
+		return give_up(s, LAB3_ERR_INTERNAL, "cannot compute SHA-256");
+	if (s->tmp_fd >= 0 && write_all(s->tmp_fd, w->buf, w->length) != 0)
+		return give_up(s, LAB3_ERR_INTERNAL, "cannot write %.120s: %s",
+			       s->tmp_path, strerror(errno));
+	/* Start writing it to disk now, so the fsync at the end is short. */
+	if (s->tmp_fd >= 0)
+		sync_file_range(s->tmp_fd, (off64_t)w->offset,
+				(off64_t)w->length, SYNC_FILE_RANGE_WRITE);
+	lab3_rx_stored(&s->rx);
+	return 0;
+}
+
+/* send_verdict: step 4, VERDICT: compare the hash of every chunk stored
+ * with the sender's, and if they match make sure the file is on disk
+ * (it gets its final name after step 6). */
+static int send_verdict(struct session *s)
+{
+	struct lab3_msg msg = { .type = LAB3_MSG_VERDICT };
+	uint8_t sha256[LAB3_SHA256_LEN];
+	enum lab3_verdict verdict;
+	int ret;
+
+	if (lab3_sha256_end(&s->hash, sha256) != 0)
+		return give_up(s, LAB3_ERR_INTERNAL, "cannot compute SHA-256");
+	verdict = memcmp(sha256, s->sha256, LAB3_SHA256_LEN) == 0 ?
+		  LAB3_VERDICT_GOOD : LAB3_VERDICT_BAD;
+	lab3_rx_decide(&s->rx, verdict);
+	s->has_verdict = 1;
+	if (verdict == LAB3_VERDICT_GOOD && s->tmp_fd >= 0 &&
+	    sync_file(s) != 0) {
+		lab3_send_error(&s->conn, LAB3_ERR_INTERNAL,
+				"the receiver could not save the file");
+		return -1;
+	}
+	msg.verdict.verdict = verdict;
+	ret = lab3_send_msg(&s->conn, &msg);
+	if (ret != 0)
+		return conn_failed(s, ret);
+	return 0;
+}
+
+/* recv_id: step 5, ID: the student's ID, after a good verdict. */
+static int recv_id(struct session *s)
+{
+	struct lab3_msg msg;
+
+	if (receive(s, &msg, 0) != 0)
+		return -1;
+	snprintf(s->id, sizeof(s->id), "%s", msg.id.id);
+	return 0;
+}
+
+/* send_key: step 6, KEY: HMAC-SHA256(secret, ID) for the ID just received.
+ * With -l, the ledger's record of the session is written and synced first:
+ * a crash in between may lose a key that the ledger lists, but can never
+ * release one that it does not.  No record, no key. */
+static int send_key(struct session *s)
+{
+	struct lab3_msg msg = { .type = LAB3_MSG_KEY };
+	int ret;
+
+	if (lab3_key_for_id(s->secret, s->id, msg.key.key) != 0)
+		return give_up(s, LAB3_ERR_INTERNAL, "cannot compute the key");
+	if (s->ledger_fd >= 0 &&
+	    record_session(s, 1, s->error, sizeof(s->error)) != 0) {
+		lab3_send_error(&s->conn, LAB3_ERR_INTERNAL,
+				"the receiver could not record the session");
+		return -1;
+	}
+	ret = lab3_send_msg(&s->conn, &msg);
+	if (ret != 0)
+		return conn_failed(s, ret);
+	s->key_sent = 1;
+	lab3_rx_key_sent(&s->rx);
+	if (s->tmp_fd >= 0 && keep_file(s) != 0)
+		return -1;
+	return 0;
+}
+
+/* wait_disconnect: after step 6 (or a bad verdict at step 4): the
+ * session's work is done; the sender hangs up, which ends the session
+ * (returns 1).  Any message instead is refused by the rules: after a bad
+ * verdict, an ID gets no key. */
+static int wait_disconnect(struct session *s)
+{
+	struct lab3_msg msg;
+	int ret = lab3_recv_msg(&s->conn, &msg, 0);
+
+	if (ret == -ECONNRESET)
+		return 1;
+	if (ret != 0)
+		return conn_failed(s, ret);
+	judge(s, &msg);		/* the rules refuse anything now */
 	return -1;
+}
+
+/* ---- Receiving, and ending a session that fails ---- */
+
+/* receive: wait up to WAIT_MS for the next message, which the rules
+ * judge.  Returns 0 when it is the one the session expects, or -1. */
+static int receive(struct session *s, struct lab3_msg *msg, int wait_ms)
+{
+	int ret = lab3_recv_msg(&s->conn, msg, wait_ms);
+
+	if (ret != 0)
+		return conn_failed(s, ret);
+	return judge(s, msg);
+}
+
+/* judge: let the protocol's rules (lab3_rx_accept) judge MSG.  Returns 0
+ * when it is the message the session expects now, or -1. */
+static int judge(struct session *s, const struct lab3_msg *msg)
+{
+	char why[LAB3_ERR_LEN];
+	int ret = lab3_rx_accept(&s->rx, msg, why, sizeof(why));
+
+	if (ret != 0)
+		return give_up(s, (enum lab3_error_code)ret, "%s", why);
+	return 0;
 }
 
 /* conn_failed: a message could not be sent or received; conn.err says why.
@@ -209,30 +418,28 @@ static int conn_failed(struct session *s, int ret)
 	return -1;
 }
 
-/* judge: let the protocol's rules (lab3_rx_accept) judge MSG.  Returns 0
- * when it is the message the session expects now, or -1. */
-static int judge(struct session *s, const struct lab3_msg *msg)
+/* give_up: end the session: record why (for the summary line) and tell
+ * the sender with an ERROR of CODE, when the connection still allows.
+ * (The sender's fail() only prints: the receiver has a peer to tell.) */
+static int give_up(struct session *s, enum lab3_error_code code,
+		   const char *fmt, ...)
 {
-	char why[LAB3_ERR_LEN];
-	int ret = lab3_rx_accept(&s->rx, msg, why, sizeof(why));
+	va_list ap;
 
-	if (ret != 0)
-		return give_up(s, (enum lab3_error_code)ret, "%s", why);
-	return 0;
-}
-
-/* receive: wait up to WAIT_MS for the next message, which the rules
- * judge.  Returns 0 when it is the one the session expects, or -1. */
-static int receive(struct session *s, struct lab3_msg *msg, int wait_ms)
-{
-	int ret = lab3_recv_msg(&s->conn, msg, wait_ms);
-
-	if (ret != 0)
-		return conn_failed(s, ret);
-	return judge(s, msg);
+	va_start(ap, fmt);
+	vsnprintf(s->error, sizeof(s->error), fmt, ap);
+	va_end(ap);
+	lab3_send_error(&s->conn, code, s->error);
+	return -1;
 }
 
 /* ---- Windows and the file being built ---- */
+
+/* chunk_window: the window that chunk CHUNK goes through. */
+static struct window *chunk_window(struct session *s, uint64_t chunk)
+{
+	return &s->windows[chunk % s->rx.nwindows];
+}
 
 /* write_all: write LEN bytes at BUF to FD, or return -1. */
 static int write_all(int fd, const uint8_t *buf, uint64_t len)
@@ -464,221 +671,6 @@ static int ledger_summary(const char *path)
 	return LAB3_EXIT_OK;
 }
 
-/* ---- The states, in the lab's order ---- */
-
-/* recv_file_info: step 1, FILE_INFO: keep the hash and name (for the
- * ledger, even if the file is refused); the rules refuse a file over the
- * limit before anything is allocated, and choose its chunks.  Then set up
- * the windows. */
-static int recv_file_info(struct session *s)
-{
-	struct lab3_msg msg;
-	int ret = lab3_recv_msg(&s->conn, &msg, 0);
-
-	if (ret != 0)
-		return conn_failed(s, ret);
-	if (msg.type == LAB3_MSG_FILE_INFO) {
-		s->has_file_info = 1;
-		memcpy(s->sha256, msg.file_info.sha256, LAB3_SHA256_LEN);
-		snprintf(s->name, sizeof(s->name), "%s", msg.file_info.name);
-	}
-	if (judge(s, &msg) != 0)
-		return -1;
-	return setup_windows(s);
-}
-
-/* chunk_window: the window that chunk CHUNK goes through. */
-static struct window *chunk_window(struct session *s, uint64_t chunk)
-{
-	return &s->windows[chunk % s->rx.nwindows];
-}
-
-/* send_region: step 2, REGION: register the window of the next chunk for
- * remote write and send its descriptor, for every chunk that has a free
- * window (at the start, one per window; later, the window just stored).
- * Each registration is new, so its rkey is, too.  A zero-length file gets
- * one empty descriptor: there is nothing to write. */
-static int send_region(struct session *s)
-{
-	uint64_t offset, length;
-
-	while (lab3_rx_next_region(&s->rx, &offset, &length)) {
-		struct window *w = chunk_window(s, s->rx.offered - 1);
-		struct lab3_msg msg = { .type = LAB3_MSG_REGION };
-		int ret;
-
-		w->offset = offset;
-		w->length = length;
-		if (w->length > 0) {
-			ret = lab3_reg_mr(&s->conn, w->buf, w->length,
-					  IBV_ACCESS_LOCAL_WRITE |
-					  IBV_ACCESS_REMOTE_WRITE, &w->mr);
-			if (ret != 0)
-				return give_up(s, LAB3_ERR_RESOURCES, "%s",
-					       s->conn.err);
-			msg.region.addr = (uintptr_t)w->buf;
-			msg.region.rkey = w->mr->rkey;
-		}
-		msg.region.length = w->length;
-		msg.region.offset = w->offset;
-		ret = lab3_send_msg(&s->conn, &msg);
-		if (ret != 0)
-			return conn_failed(s, ret);
-	}
-	return 0;
-}
-
-/* recv_done: step 3: wait out the sender's RDMA WRITEs into the oldest
- * window for its DONE, which must name that window's chunk (the rules
- * check it). */
-static int recv_done(struct session *s)
-{
-	struct window *w = chunk_window(s, s->rx.stored);
-	struct lab3_msg msg;
-	int wait_ms;
-
-	/* The RDMA WRITEs come first, silently: allow for their time. */
-	wait_ms = lab3_wait_for_bytes(&s->conn, w->length);
-	if (receive(s, &msg, wait_ms) != 0)
-		return -1;
-	return 0;
-}
-
-/* store_chunk: revoke the sender's access to the chunk's window, then
- * hash the chunk and append it to the file being built.  Deregistering
- * first means no RDMA WRITE can change the bytes after they were
- * checked. */
-static int store_chunk(struct session *s)
-{
-	struct window *w = chunk_window(s, s->rx.stored);
-
-	if (w->mr != NULL) {
-		ibv_dereg_mr(w->mr);
-		w->mr = NULL;
-	}
-	if (lab3_sha256_add(&s->hash, w->buf, w->length) != 0)
-		return give_up(s, LAB3_ERR_INTERNAL, "cannot compute SHA-256");
-	if (s->tmp_fd >= 0 && write_all(s->tmp_fd, w->buf, w->length) != 0)
-		return give_up(s, LAB3_ERR_INTERNAL, "cannot write %.120s: %s",
-			       s->tmp_path, strerror(errno));
-	/* Start writing it to disk now, so the fsync at the end is short. */
-	if (s->tmp_fd >= 0)
-		sync_file_range(s->tmp_fd, (off64_t)w->offset,
-				(off64_t)w->length, SYNC_FILE_RANGE_WRITE);
-	lab3_rx_stored(&s->rx);
-	return 0;
-}
-
-/* send_verdict: step 4, VERDICT: compare the hash of every chunk stored
- * with the sender's, and if they match make sure the file is on disk
- * (it gets its final name after step 6). */
-static int send_verdict(struct session *s)
-{
-	struct lab3_msg msg = { .type = LAB3_MSG_VERDICT };
-	uint8_t sha256[LAB3_SHA256_LEN];
-	enum lab3_verdict verdict;
-	int ret;
-
-	if (lab3_sha256_end(&s->hash, sha256) != 0)
-		return give_up(s, LAB3_ERR_INTERNAL, "cannot compute SHA-256");
-	verdict = memcmp(sha256, s->sha256, LAB3_SHA256_LEN) == 0 ?
-		  LAB3_VERDICT_GOOD : LAB3_VERDICT_BAD;
-	lab3_rx_decide(&s->rx, verdict);
-	s->has_verdict = 1;
-	if (verdict == LAB3_VERDICT_GOOD && s->tmp_fd >= 0 &&
-	    sync_file(s) != 0) {
-		lab3_send_error(&s->conn, LAB3_ERR_INTERNAL,
-				"the receiver could not save the file");
-		return -1;
-	}
-	msg.verdict.verdict = verdict;
-	ret = lab3_send_msg(&s->conn, &msg);
-	if (ret != 0)
-		return conn_failed(s, ret);
-	return 0;
-}
-
-/* recv_id: step 5, ID: the student's ID, after a good verdict. */
-static int recv_id(struct session *s)
-{
-	struct lab3_msg msg;
-
-	if (receive(s, &msg, 0) != 0)
-		return -1;
-	snprintf(s->id, sizeof(s->id), "%s", msg.id.id);
-	return 0;
-}
-
-/* send_key: step 6, KEY: HMAC-SHA256(secret, ID) for the ID just received.
- * With -l, the ledger's record of the session is written and synced first:
- * a crash in between may lose a key that the ledger lists, but can never
- * release one that it does not.  No record, no key. */
-static int send_key(struct session *s)
-{
-	struct lab3_msg msg = { .type = LAB3_MSG_KEY };
-	int ret;
-
-	if (lab3_key_for_id(s->secret, s->id, msg.key.key) != 0)
-		return give_up(s, LAB3_ERR_INTERNAL, "cannot compute the key");
-	if (s->ledger_fd >= 0 &&
-	    record_session(s, 1, s->error, sizeof(s->error)) != 0) {
-		lab3_send_error(&s->conn, LAB3_ERR_INTERNAL,
-				"the receiver could not record the session");
-		return -1;
-	}
-	ret = lab3_send_msg(&s->conn, &msg);
-	if (ret != 0)
-		return conn_failed(s, ret);
-	s->key_sent = 1;
-	lab3_rx_key_sent(&s->rx);
-	if (s->tmp_fd >= 0 && keep_file(s) != 0)
-		return -1;
-	return 0;
-}
-
-/* wait_disconnect: after step 6 (or a bad verdict at step 4): the
- * session's work is done; the sender hangs up, which ends the session
- * (returns 1).  Any message instead is refused by the rules: after a bad
- * verdict, an ID gets no key. */
-static int wait_disconnect(struct session *s)
-{
-	struct lab3_msg msg;
-	int ret = lab3_recv_msg(&s->conn, &msg, 0);
-
-	if (ret == -ECONNRESET)
-		return 1;
-	if (ret != 0)
-		return conn_failed(s, ret);
-	judge(s, &msg);		/* the rules refuse anything now */
-	return -1;
-}
-
-/* run_session: the state machine of one session.  Its state is derived
- * from the rules (lab3_rx_step() in protocol.h); each step does its work
- * and tells the rules, until the sender hangs up or a step fails. */
-static void run_session(struct session *s)
-{
-	enum lab3_rx_step step;
-	int ret = 0;
-
-	while (ret == 0 && (step = lab3_rx_step(&s->rx)) != LAB3_RX_NO_STEP) {
-		if (s->opt->verbose)
-			fprintf(stderr, "receiver: session %u: state %s\n",
-				s->number, lab3_rx_step_name(step));
-		switch (step) {
-		case LAB3_RX_RECV_FILE_INFO:	ret = recv_file_info(s); break;
-		case LAB3_RX_SEND_REGION:	ret = send_region(s); break;
-		case LAB3_RX_RECV_DONE:		ret = recv_done(s); break;
-		case LAB3_RX_STORE_CHUNK:	ret = store_chunk(s); break;
-		case LAB3_RX_SEND_VERDICT:	ret = send_verdict(s); break;
-		case LAB3_RX_RECV_ID:		ret = recv_id(s); break;
-		case LAB3_RX_SEND_KEY:		ret = send_key(s); break;
-		case LAB3_RX_WAIT_DISCONNECT:	ret = wait_disconnect(s); break;
-		case LAB3_RX_NO_STEP:		break;
-		}
-	}
-}
-
 /* ---- Serving ---- */
 
 /* print_summary: the session's one line on stdout. */
@@ -758,6 +750,42 @@ static int serve_one(struct lab3_listener *listener,
 }
 
 /* ---- Command line ---- */
+
+/* The help text, one source line per output line; usage() fills in the
+ * default port, secret file and timeout. */
+static const char usage_text[] =
+"usage: receiver [-v] [-a ADDR] [-p PORT] [-o DIR] [-m MAX_BYTES] [-l LEDGER]\n"
+"                [-w WINDOW_SIZE] [-n WINDOWS] [-k SECRET_FILE] [-t SECONDS]\n"
+"       receiver [-k SECRET_FILE] --key-for ID\n"
+"       receiver --ledger-summary LEDGER | --version | --help\n"
+"\n"
+"Serve Lab 3 senders one after another until SIGINT or SIGTERM.\n"
+"\n"
+"  -a ADDR         listen on ADDR only (default: all addresses)\n"
+"  -p PORT         listen on PORT; 0 picks a free one (default %d)\n"
+"  -o DIR          save each verified file into DIR, under its base name\n"
+"  -m MAX_BYTES    refuse larger files; K, M, G suffixes (default 64G)\n"
+"  -w WINDOW_SIZE  window size, 64K to 1G (default 16M, less to fit ulimit -l)\n"
+"  -n WINDOWS      windows in flight, 2 to %d (default %d); memory: -n times -w\n"
+"  -k SECRET_FILE  the secret the keys derive from (default ~/%s)\n"
+"  -t SECONDS      end a session after SECONDS of silence (default %d)\n"
+"  -l LEDGER       append one JSON line per session to LEDGER, for grading\n"
+"  -v              trace each state and each work completion on stderr\n"
+"  --key-for ID    print the key a session with ID receives\n"
+"  --ledger-summary LEDGER  print each ID's first success and attempts\n"
+"  --version       print the release and the protocol version\n"
+"  -h, --help      show this help\n"
+"\n"
+"Exit status: 0 stopped by a signal, or printed; 1 usage error; 2 local\n"
+"error (secret file, -o directory, ledger); 3 cannot listen or accept.\n";
+
+/* usage: command-line help on stderr, for -h and for a bad command line;
+ * the caller picks the exit status. */
+static void usage(void)
+{
+	fprintf(stderr, usage_text, LAB3_DEFAULT_PORT, LAB3_WINDOWS_MAX,
+		DEFAULT_WINDOWS, DEFAULT_SECRET, LAB3_DEFAULT_TIMEOUT);
+}
 
 /* parse_number_option: -p, -m, -w, -n or -t (OPT_CHAR) with ARG into
  * OPT, with its range checked; -1 after saying what is wrong. */

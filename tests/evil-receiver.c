@@ -205,10 +205,7 @@ static int refuse_mid_write(struct evil *e)
 	return wait_hang_up(e, "ERROR sent, window revoked");
 }
 
-static const struct {
-	const char *name;
-	int (*run)(struct evil *e);
-} modes[] = {
+static const struct evil_mode modes[] = {
 	{ "bad-verdict", bad_verdict },
 	{ "refuse-mid-write", refuse_mid_write },
 };
@@ -219,12 +216,7 @@ static const struct {
 /* usage: the synopsis and the modes, on stderr; returns exit status 1. */
 static int usage(void)
 {
-	fprintf(stderr, "usage: evil-receiver [-p PORT] [-a ADDR] MODE\n"
-		"modes:");
-	for (size_t i = 0; i < NMODES; i++)
-		fprintf(stderr, " %s", modes[i].name);
-	fprintf(stderr, "\n");
-	return 1;
+	return evil_usage("evil-receiver [-p PORT] [-a ADDR] MODE", modes, NMODES);
 }
 
 /* parse_args: -p and -a into *PORT and *ADDR, and the index of the mode
@@ -250,10 +242,7 @@ static int parse_args(int argc, char **argv, const char **port,
 	}
 	if (argc - optind != 1)
 		return -1;
-	for (*mode = 0; *mode < NMODES; (*mode)++)
-		if (strcmp(argv[optind], modes[*mode].name) == 0)
-			return 0;
-	return -1;
+	return evil_find_mode(argv[optind], modes, NMODES, mode);
 }
 
 /* serve_one: accept one sender and misbehave at it as MODE says; print

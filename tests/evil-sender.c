@@ -496,10 +496,7 @@ static int stale_write(struct evil *e)
 	return 0;
 }
 
-static const struct {
-	const char *name;
-	int (*run)(struct evil *e);
-} modes[] = {
+static const struct evil_mode modes[] = {
 	{ "bad-magic", bad_magic },
 	{ "bad-version", bad_version },
 	{ "bad-length", bad_length },
@@ -526,12 +523,7 @@ static const struct {
 /* usage: the synopsis and the modes, on stderr; returns exit status 1. */
 static int usage(void)
 {
-	fprintf(stderr, "usage: evil-sender [-s SIZE] [-n NAME] [-i ID] "
-		"MODE HOST PORT\nmodes:");
-	for (size_t i = 0; i < NMODES; i++)
-		fprintf(stderr, " %s", modes[i].name);
-	fprintf(stderr, "\n");
-	return 1;
+	return evil_usage("evil-sender [-s SIZE] [-n NAME] [-i ID] MODE HOST PORT", modes, NMODES);
 }
 
 /* parse_args: the options into E, and the index of the mode that
@@ -561,10 +553,7 @@ static int parse_args(struct evil *e, int argc, char **argv, size_t *mode)
 	}
 	if (argc - optind != 3)
 		return -1;
-	for (*mode = 0; *mode < NMODES; (*mode)++)
-		if (strcmp(argv[optind], modes[*mode].name) == 0)
-			return 0;
-	return -1;
+	return evil_find_mode(argv[optind], modes, NMODES, mode);
 }
 
 /* make_file: the file in memory: a pattern of period 251, a prime, so
