@@ -165,10 +165,16 @@ static int cm_event_error(struct lab3_conn *conn,
 		return conn_error(conn, -EHOSTUNREACH,
 				  "the receiver is unreachable");
 	case RDMA_CM_EVENT_REJECTED:
-		if (rejection_reason(event) != NULL)
+		if (rejection_reason(event) != NULL) {
+			const char *why = rejection_reason(event);
+
+			conn->refused = 1;
+			conn->refused_busy =
+				strncmp(why, LAB3_BUSY_REASON,
+					strlen(LAB3_BUSY_REASON)) == 0;
 			return conn_error(conn, -ECONNREFUSED,
-					  "connection refused: %s",
-					  rejection_reason(event));
+					  "connection refused: %s", why);
+		}
 		return conn_error(conn, -ECONNREFUSED, "connection refused "
 				  "(is a receiver listening on that port?)");
 	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
@@ -186,18 +192,38 @@ static int cm_event_error(struct lab3_conn *conn,
  * time), and free its cm_id, whose event has been acknowledged. */
 static void refuse_busy(struct lab3_conn *conn, struct rdma_cm_id *id)
 {
-	static const char busy[] = "receiver busy with another session";
-
 	if (conn->verbose)
 		fprintf(stderr, "%s: refusing a second connection: busy\n",
 			conn->prog);
-	rdma_reject(id, busy, sizeof(busy));
+	lab3_reject(id, LAB3_BUSY_REASON " with another session");
 	rdma_destroy_id(id);
 }
 
+/* lab3_conn_event: see common.h. */
+int lab3_conn_event(struct lab3_conn *conn, const struct rdma_cm_event *event)
+{
+	if (conn->verbose)
+		fprintf(stderr, "%s: cm event: %s\n", conn->prog,
+			rdma_event_str(event->event));
+	switch (event->event) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		conn->connected = 1;
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		conn->disconnected = 1;
+		break;
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		break;
+	default:
+		return cm_event_error(conn, event);
+	}
+	conn->cm_event = event->event;
+	return 1;
+}
+
 /* handle_cm_event: read one event from the connection's CM channel and
- * note what it says of our cm_id in conn->cm_event (and in connected or
- * disconnected).  Returns 1 when it was for our cm_id, 0 when there was
+ * note what it says of our cm_id (lab3_conn_event()).  Returns 1 when it was for our cm_id, 0 when there was
  * none for it, or the connection's error if the event ends it.  On the
  * receiver the listener shares the channel: a second connection request
  * is refused as busy. */
@@ -215,24 +241,16 @@ static int handle_cm_event(struct lab3_conn *conn)
 		return conn_error(conn, -err, "rdma_get_cm_event: %s",
 				  strerror(err));
 	}
-	if (conn->verbose)
-		fprintf(stderr, "%s: cm event: %s\n", conn->prog,
-			rdma_event_str(event->event));
-
 	if (event->id != conn->id) {
+		if (conn->verbose)
+			fprintf(stderr, "%s: cm event: %s\n", conn->prog,
+				rdma_event_str(event->event));
 		if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST)
 			busy_id = event->id;
 		ret = 0;
-	} else if (event->event == RDMA_CM_EVENT_ESTABLISHED) {
-		conn->connected = 1;
-	} else if (event->event == RDMA_CM_EVENT_DISCONNECTED) {
-		conn->disconnected = 1;
-	} else if (event->event != RDMA_CM_EVENT_ADDR_RESOLVED &&
-		   event->event != RDMA_CM_EVENT_ROUTE_RESOLVED) {
-		ret = cm_event_error(conn, event);
+	} else {
+		ret = lab3_conn_event(conn, event);
 	}
-	if (ret == 1)
-		conn->cm_event = event->event;
 	rdma_ack_cm_event(event);
 	if (busy_id != NULL)
 		refuse_busy(conn, busy_id);
@@ -444,9 +462,7 @@ static int wait_once(struct lab3_conn *conn, int wait_ms)
 			return n < 0 ? n : 0;
 		left = deadline - now_ms();
 		if (left <= 0)
-			return conn_error(conn, -ETIMEDOUT, "timed out after "
-					  "%lld s without word from the peer",
-					  ((long long)wait_ms + 999) / 1000);
+			return lab3_time_out(conn, wait_ms);
 		fds[0].fd = conn->cm_channel->fd;
 		fds[0].events = POLLIN;
 		fds[1].fd = conn->comp_channel ? conn->comp_channel->fd : -1;
@@ -459,12 +475,9 @@ static int wait_once(struct lab3_conn *conn, int wait_ms)
 					  strerror(err));
 		}
 		if (fds[1].revents & POLLIN) {
-			struct ibv_cq *cq;
-			void *cq_context;
-
-			if (ibv_get_cq_event(conn->comp_channel, &cq,
-					     &cq_context) == 0)
-				ibv_ack_cq_events(cq, 1);
+			n = lab3_conn_ready(conn);
+			if (n != 0)
+				return n < 0 ? n : 0;
 		}
 		if (fds[0].revents & POLLIN) {
 			n = handle_cm_event(conn);
@@ -474,6 +487,38 @@ static int wait_once(struct lab3_conn *conn, int wait_ms)
 			}
 		}
 	}
+}
+
+/* lab3_conn_fd: see common.h. */
+int lab3_conn_fd(const struct lab3_conn *conn)
+{
+	return conn->comp_channel != NULL ? conn->comp_channel->fd : -1;
+}
+
+/* lab3_conn_ready: see common.h. */
+int lab3_conn_ready(struct lab3_conn *conn)
+{
+	struct ibv_cq *cq;
+	void *cq_context;
+
+	if (conn->comp_channel != NULL &&
+	    ibv_get_cq_event(conn->comp_channel, &cq, &cq_context) == 0)
+		ibv_ack_cq_events(cq, 1);
+	return lab3_poll(conn);
+}
+
+/* lab3_time_out: see common.h. */
+int lab3_time_out(struct lab3_conn *conn, int wait_ms)
+{
+	return conn_error(conn, -ETIMEDOUT, "timed out after %lld s without "
+			  "word from the peer",
+			  ((long long)wait_ms + 999) / 1000);
+}
+
+/* lab3_now_ms: see common.h. */
+long long lab3_now_ms(void)
+{
+	return now_ms();
 }
 
 /* settle: the connection has failed.  When a failed completion was the
@@ -490,6 +535,13 @@ static int settle(struct lab3_conn *conn)
 		if (wait_once(conn, (int)left) != 0)
 			break;
 	return conn->error;
+}
+
+/* lab3_settling: see common.h and settle(). */
+int lab3_settling(const struct lab3_conn *conn)
+{
+	return conn->error_from_wc && !conn->recv_flushed &&
+	       now_ms() < conn->settle_until;
 }
 
 /* lab3_wait: see common.h. */
@@ -886,13 +938,12 @@ static int next_connect_request(struct lab3_listener *listener,
 				 "poll: %s", strerror(errno));
 			return ret;
 		}
-		if (rdma_get_cm_event(listener->cm_channel, &event) != 0) {
-			if (errno == EAGAIN)
-				continue;
-			snprintf(listener->err, sizeof(listener->err),
-				 "rdma_get_cm_event: %s", strerror(errno));
-			return -EIO;
-		}
+		int ret = lab3_listener_event(listener, &event);
+
+		if (ret == -EAGAIN)
+			continue;
+		if (ret != 0)
+			return ret;
 		if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
 			*id = event->id;
 			rdma_ack_cm_event(event);
@@ -903,8 +954,22 @@ static int next_connect_request(struct lab3_listener *listener,
 	}
 }
 
-/* lab3_accept: the server's side of one connection; see common.h. */
-int lab3_accept(struct lab3_listener *listener, struct lab3_conn *conn)
+/* lab3_listener_event: see common.h. */
+int lab3_listener_event(struct lab3_listener *listener,
+			struct rdma_cm_event **event)
+{
+	if (rdma_get_cm_event(listener->cm_channel, event) == 0)
+		return 0;
+	if (errno == EAGAIN)
+		return -EAGAIN;
+	snprintf(listener->err, sizeof(listener->err), "rdma_get_cm_event: %s",
+		 strerror(errno));
+	return -EIO;
+}
+
+/* lab3_accept_request: see common.h. */
+int lab3_accept_request(struct lab3_listener *listener, struct rdma_cm_id *id,
+			struct lab3_conn *conn)
 {
 	struct rdma_conn_param param = conn_params();
 	int ret;
@@ -912,21 +977,37 @@ int lab3_accept(struct lab3_listener *listener, struct lab3_conn *conn)
 	conn->cm_channel = listener->cm_channel;
 	conn->owns_cm_channel = 0;
 	conn->wait_sigmask = listener->wait_sigmask;
-	ret = next_connect_request(listener, &conn->id);
+	conn->id = id;
+	id->context = conn;
+	ret = build_resources(conn);
+	if (ret != 0) {
+		lab3_reject(id, "receiver out of resources");
+		return ret;
+	}
+	if (rdma_accept(id, &param) != 0)
+		return report_errno(conn, "rdma_accept", EIO);
+	return 0;
+}
+
+/* lab3_reject: see common.h. */
+void lab3_reject(struct rdma_cm_id *id, const char *reason)
+{
+	rdma_reject(id, reason, (uint8_t)(strlen(reason) + 1));
+}
+
+/* lab3_accept: the server's side of one connection; see common.h. */
+int lab3_accept(struct lab3_listener *listener, struct lab3_conn *conn)
+{
+	struct rdma_cm_id *id = NULL;
+	int ret = next_connect_request(listener, &id);
+
 	if (ret != 0) {
 		snprintf(conn->err, sizeof(conn->err), "%s", listener->err);
 		return ret;
 	}
-	conn->id->context = conn;
-	ret = build_resources(conn);
-	if (ret != 0) {
-		static const char why[] = "receiver out of resources";
-
-		rdma_reject(conn->id, why, sizeof(why));
+	ret = lab3_accept_request(listener, id, conn);
+	if (ret != 0)
 		return ret;
-	}
-	if (rdma_accept(conn->id, &param) != 0)
-		return report_errno(conn, "rdma_accept", EIO);
 	return wait_cm_event(conn, RDMA_CM_EVENT_ESTABLISHED);
 }
 
@@ -937,13 +1018,21 @@ void lab3_disconnect(struct lab3_conn *conn)
 {
 	long long deadline = now_ms() + DISCONNECT_WAIT_MS, left;
 
-	if (!conn->connected)
+	if (!lab3_disconnect_start(conn))
 		return;
-	conn->connected = 0;
-	rdma_disconnect(conn->id);
 	while (!conn->disconnected && (left = deadline - now_ms()) > 0)
 		if (wait_once(conn, (int)left) != 0)
 			break;
+}
+
+/* lab3_disconnect_start: see common.h. */
+int lab3_disconnect_start(struct lab3_conn *conn)
+{
+	if (!conn->connected)
+		return 0;
+	conn->connected = 0;
+	rdma_disconnect(conn->id);
+	return !conn->disconnected;
 }
 
 /* lab3_conn_destroy: see common.h. */
@@ -1029,33 +1118,61 @@ int lab3_wait_for_bytes(const struct lab3_conn *conn, uint64_t bytes)
 int lab3_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg, int wait_ms)
 {
 	for (;;) {
-		int ret;
+		int ret = lab3_try_recv_msg(conn, msg);
 
-		if (conn->error != 0)
-			return settle(conn);
-		if (conn->ninbox > 0) {
-			*msg = conn->inbox[0];
-			conn->ninbox--;
-			memmove(&conn->inbox[0], &conn->inbox[1],
-				conn->ninbox * sizeof(conn->inbox[0]));
-			return 0;
-		}
+		if (ret != -EAGAIN)
+			return ret;
 		ret = lab3_wait(conn, wait_ms);
 		if (ret != 0)
 			return ret;
 	}
 }
 
+/* lab3_try_recv_msg: see common.h. */
+int lab3_try_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg)
+{
+	if (conn->error != 0)
+		return lab3_settling(conn) ? -EAGAIN : conn->error;
+	if (conn->ninbox > 0) {
+		*msg = conn->inbox[0];
+		conn->ninbox--;
+		memmove(&conn->inbox[0], &conn->inbox[1],
+			conn->ninbox * sizeof(conn->inbox[0]));
+		return 0;
+	}
+	if (conn->disconnected) {
+		snprintf(conn->err, sizeof(conn->err), "the peer disconnected");
+		return -ECONNRESET;
+	}
+	return -EAGAIN;
+}
+
 /* lab3_flush: see common.h. */
 int lab3_flush(struct lab3_conn *conn, int wait_ms)
 {
-	while (conn->credits < LAB3_SEND_DEPTH) {
-		int ret = lab3_wait(conn, wait_ms);
+	for (;;) {
+		int ret = lab3_try_flush(conn);
 
+		if (ret != -EAGAIN)
+			return ret;
+		ret = lab3_wait(conn, wait_ms);
 		if (ret != 0)
 			return ret;
 	}
-	return conn->error != 0 ? settle(conn) : 0;
+}
+
+/* lab3_try_flush: see common.h. */
+int lab3_try_flush(struct lab3_conn *conn)
+{
+	if (conn->error != 0)
+		return lab3_settling(conn) ? -EAGAIN : conn->error;
+	if (conn->credits == LAB3_SEND_DEPTH)
+		return 0;
+	if (conn->disconnected) {
+		snprintf(conn->err, sizeof(conn->err), "the peer disconnected");
+		return -ECONNRESET;
+	}
+	return -EAGAIN;
 }
 
 /* take_credit: a credit for one more work request on the send queue,
@@ -1179,38 +1296,55 @@ int lab3_send_bytes(struct lab3_conn *conn, const void *bytes, size_t len)
 	return ret != 0 ? ret : lab3_flush(conn, 0);
 }
 
+/* error_allowed: whether an ERROR may go out now: not before the
+ * connection is up, after the peer has hung up or sent its own ERROR, or
+ * once a failed completion has broken the queue pair. */
+static int error_allowed(const struct lab3_conn *conn)
+{
+	return conn->id != NULL && conn->has_qp && conn->connected &&
+	       !conn->disconnected && conn->error != -EREMOTEIO &&
+	       !conn->error_from_wc;
+}
+
 /* lab3_send_error: see common.h.  It goes out even when the connection
  * has failed (that is when it is needed), so it waits with wait_once(),
- * which does not stop at the connection's error; it is not sent before
- * the connection is up, after the peer has hung up or sent its own
- * ERROR, or once a failed completion has broken the queue pair. */
+ * which does not stop at the connection's error (but see
+ * error_allowed()). */
 void lab3_send_error(struct lab3_conn *conn, enum lab3_error_code code,
 		     const char *reason)
+{
+	if (!error_allowed(conn))
+		return;
+	while (conn->credits == 0 && !conn->disconnected)
+		if (wait_once(conn, ERROR_WAIT_MS) != 0)
+			return;
+	if (lab3_post_error(conn, code, reason) != 0)
+		return;
+	while (conn->credits < LAB3_SEND_DEPTH && !conn->disconnected)
+		if (wait_once(conn, ERROR_WAIT_MS) != 0)
+			return;
+}
+
+/* lab3_post_error: see common.h. */
+int lab3_post_error(struct lab3_conn *conn, enum lab3_error_code code,
+		    const char *reason)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_ERROR };
 	size_t len;
 
-	if (conn->id == NULL || !conn->has_qp || !conn->connected ||
-	    conn->disconnected || conn->error == -EREMOTEIO ||
-	    conn->error_from_wc)
-		return;
+	if (!error_allowed(conn))
+		return -ENOTCONN;
+	if (conn->credits == 0)
+		return -EAGAIN;
 	msg.error.code = code;
 	snprintf(msg.error.reason, sizeof(msg.error.reason), "%s", reason);
-	while (conn->credits == 0 && !conn->disconnected)
-		if (wait_once(conn, ERROR_WAIT_MS) != 0)
-			return;
-	if (conn->credits == 0 || conn->error == -EREMOTEIO)
-		return;
 	conn->credits--;
 	len = encode_into_buffer(conn, &msg);
-	if (len == 0 || post_send_buffer(conn, (uint32_t)len, 0) != 0) {
-		if (len == 0)
-			conn->credits++;
-		return;
+	if (len == 0) {
+		conn->credits++;
+		return -EINVAL;
 	}
-	while (conn->credits < LAB3_SEND_DEPTH && !conn->disconnected)
-		if (wait_once(conn, ERROR_WAIT_MS) != 0)
-			return;
+	return post_send_buffer(conn, (uint32_t)len, 0);
 }
 
 /* ---- Memory registration and RDMA WRITE ---- */

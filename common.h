@@ -110,6 +110,9 @@ struct lab3_conn {
 	enum rdma_cm_event_type cm_event;	/* the last event for it */
 	int connected;			/* ESTABLISHED was seen */
 	int disconnected;		/* the peer's DISCONNECTED was seen */
+	int refused;			/* the peer rejected the connection
+					 * and said why (conn->err) */
+	int refused_busy;		/* ... with LAB3_BUSY_REASON */
 
 	/* The connection's first error (a negative errno; -EREMOTEIO: the
 	 * peer's ERROR), with err saying what it was. */
@@ -147,8 +150,29 @@ int lab3_listen(struct lab3_listener *listener, const char *addr,
  * it.  Returns -EINTR when a signal arrives while waiting. */
 int lab3_accept(struct lab3_listener *listener, struct lab3_conn *conn);
 
+/* Server, for a loop that serves many connections: the next event on the
+ * listener's channel (which its connections share) into *EVENT, without
+ * waiting; -EAGAIN when there is none.  The caller acknowledges it
+ * (rdma_ack_cm_event) before it destroys the event's cm_id. */
+int lab3_listener_event(struct lab3_listener *listener,
+			struct rdma_cm_event **event);
+
+/* Server: accept the connection request ID (a CONNECT_REQUEST's) into
+ * CONN: build its resources and rdma_accept, without waiting for
+ * ESTABLISHED.  On failure the caller destroys CONN (and so ID). */
+int lab3_accept_request(struct lab3_listener *listener, struct rdma_cm_id *id,
+			struct lab3_conn *conn);
+
+/* Server: turn away the connection request ID, saying REASON (see
+ * LAB3_BUSY_REASON in protocol.h); the caller destroys ID. */
+void lab3_reject(struct rdma_cm_id *id, const char *reason);
+
 /* Disconnect and wait (bounded) for the CM to confirm it. */
 void lab3_disconnect(struct lab3_conn *conn);
+
+/* Disconnect without waiting; returns 1 when the peer's DISCONNECTED is
+ * still to come (conn->disconnected, through lab3_conn_event()). */
+int lab3_disconnect_start(struct lab3_conn *conn);
 
 /* Free everything CONN owns, in the reverse order of setup; CONN may be
  * built only part of the way, and can be destroyed again afterwards. */
@@ -194,6 +218,37 @@ int lab3_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg, int wait_ms);
  * most WAIT_MS (0: the connection's timeout) of silence in between. */
 int lab3_flush(struct lab3_conn *conn, int wait_ms);
 
+/* The same two without waiting, for a loop that serves many connections
+ * (receiver.c): -EAGAIN when there is nothing yet.  The loop waits on
+ * lab3_conn_fd() of each connection, calls lab3_conn_ready() when it is
+ * readable, and gives a connection that stays silent too long
+ * lab3_time_out(). */
+int lab3_try_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg);
+int lab3_try_flush(struct lab3_conn *conn);
+
+/* Whether the connection's error may still turn out to be the peer's
+ * ERROR (after a failed completion, until conn->settle_until): the two
+ * above say -EAGAIN meanwhile. */
+int lab3_settling(const struct lab3_conn *conn);
+
+/* The connection's completion channel, to poll() (-1 before it has one). */
+int lab3_conn_fd(const struct lab3_conn *conn);
+
+/* Its completion channel is readable: take the event, then lab3_poll(). */
+int lab3_conn_ready(struct lab3_conn *conn);
+
+/* The connection has been silent for WAIT_MS: that is its error now
+ * ("timed out after N s without word from the peer").  Returns it. */
+int lab3_time_out(struct lab3_conn *conn, int wait_ms);
+
+/* Apply EVENT, an rdma_cm event for the connection's cm_id: ESTABLISHED,
+ * DISCONNECTED, or one that ends it (its error).  Returns 1, or the
+ * connection's error.  The caller acknowledges the event. */
+int lab3_conn_event(struct lab3_conn *conn, const struct rdma_cm_event *event);
+
+/* A monotonic clock in milliseconds, for deadlines. */
+long long lab3_now_ms(void);
+
 /* ---- Messages, memory and RDMA WRITE ---- */
 
 /* Encode MSG and post a SEND of it, without waiting for it to complete;
@@ -216,6 +271,12 @@ int lab3_send_bytes(struct lab3_conn *conn, const void *bytes, size_t len);
  * peer's own ERROR; keeps conn->error and conn->err. */
 void lab3_send_error(struct lab3_conn *conn, enum lab3_error_code code,
 		     const char *reason);
+
+/* The same ERROR, posted without waiting (lab3_try_flush() sees it go):
+ * 0, -EAGAIN when the send queue is full, or another negative errno when
+ * it may not or cannot go out. */
+int lab3_post_error(struct lab3_conn *conn, enum lab3_error_code code,
+		    const char *reason);
 
 /* Register LEN bytes at ADDR with ACCESS flags on the connection's PD.
  * A failure is said in conn->err; it is not the connection's error. */

@@ -55,6 +55,11 @@
  * A sender whose file is too large, for example, gets ERROR instead of
  * REGION.
  *
+ * A receiver that cannot take a session at all rejects the connection
+ * request (rdma_reject) with a printable reason and its NUL as the private
+ * data.  A reason that begins with LAB3_BUSY_REASON means "not now": the
+ * sender may try again later (sender --wait does).
+ *
  * Every message begins with the same header: magic, version, type and the
  * length of the body that follows.  Each type has one fixed size, so the
  * receiving side checks the completion's byte_len against it before it looks
@@ -90,6 +95,7 @@
 #define LAB3_NAME_MAX 255		/* longest file base name */
 #define LAB3_ID_MAX 63			/* longest student ID */
 #define LAB3_REASON_MAX 118		/* longest ERROR reason */
+#define LAB3_BUSY_REASON "receiver busy"	/* a rejection: try later */
 
 enum lab3_msg_type {
 	LAB3_MSG_FILE_INFO = 1,

@@ -48,6 +48,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -69,6 +70,10 @@
 #define DEFAULT_WINDOWS 4
 #define WINDOW_SIZE_MIN (64u << 10)
 #define DEFAULT_SECRET ".lab3-secret"	/* in $HOME */
+#define DEFAULT_MAX_SESSIONS 16		/* -c */
+#define MAX_SESSIONS_MAX 64
+#define CLOSE_WAIT_MS 1000	/* for a failed session's ERROR to go */
+#define DISCONNECT_WAIT_MS 2000	/* for the sender's DISCONNECTED */
 
 /* The receiver's settings, from the command line. */
 struct options {
@@ -84,6 +89,7 @@ struct options {
 	const char *ledger;		/* -l */
 	const char *ledger_summary;	/* --ledger-summary */
 	int timeout_s;
+	int max_sessions;		/* -c */
 	int verbose;
 };
 
@@ -94,6 +100,14 @@ struct window {
 	struct ibv_mr *mr;		/* NULL: the sender may not write */
 	uint64_t offset;		/* file offset of its current chunk */
 	uint64_t length;		/* and that chunk's length */
+};
+
+/* A session's life around the lab's steps, in the serving loop. */
+enum session_life {
+	LIFE_ACCEPTING,		/* accepted, waiting for ESTABLISHED */
+	LIFE_RUNNING,		/* the lab's steps (run_session()) */
+	LIFE_CLOSING,		/* its last message (an ERROR) going out */
+	LIFE_DISCONNECTING,	/* waiting for the DISCONNECTED */
 };
 
 /* One session: one sender, from connection to disconnection. */
@@ -127,6 +141,14 @@ struct session {
 
 	int ledger_fd;				/* -l, or -1 */
 	int recorded;				/* its record was written */
+
+	/* Where the serving loop has it (see serve_loop()). */
+	enum session_life life;
+	long long deadline;		/* ms: its wait runs out; 0: none */
+	int wait_ms;			/* that wait's silence, in ms */
+	int waiting;			/* its step said STEP_WAIT */
+	int woken;			/* its connection moved */
+	int key_posted;			/* step 6's KEY is on its way */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -139,9 +161,16 @@ static void on_stop_signal(int sig)
 	stop_requested = 1;
 }
 
-/* The states of a session, one function each, in the lab's order; each
- * returns 0 to go on, or -1 when the session has failed
- * (wait_disconnect: 1 when the sender has hung up). */
+/* What a step returns: 0 when it is done, or one of these.  A step never
+ * blocks: when it must wait for the sender, it says so, and the serving
+ * loop runs it again once the connection moves (or its time is up). */
+enum {
+	STEP_FAILED = -1,	/* the session has failed: s->error says why */
+	STEP_WAIT = 1,		/* waiting for the sender */
+	STEP_OVER = 2,		/* the sender hung up after the end */
+};
+
+/* The states of a session, one function each, in the lab's order. */
 static int recv_file_info(struct session *s);	/* step 1 */
 static int send_region(struct session *s);	/* step 2 */
 static int recv_done(struct session *s);	/* step 3 */
@@ -153,6 +182,9 @@ static int wait_disconnect(struct session *s);	/* the end */
 
 /* The helpers, defined after the states that use them. */
 static int receive(struct session *s, struct lab3_msg *msg, int wait_ms);
+static int receive_any(struct session *s, struct lab3_msg *msg, int wait_ms);
+static int post(struct session *s, const struct lab3_msg *msg);
+static int wait_for_peer(struct session *s, int wait_ms);
 static int judge(struct session *s, const struct lab3_msg *msg);
 static int conn_failed(struct session *s, int ret);
 static int give_up(struct session *s, enum lab3_error_code code,
@@ -170,9 +202,11 @@ static int record_session(struct session *s, int key_sent, char *err,
 
 /* run_session: the state machine of one session.  Its state is derived
  * from the rules (lab3_rx_step() in protocol.h); each step does its work
- * and tells the rules, until the sender hangs up or a step fails.  The
- * table says which function does each step. */
-static void run_session(struct session *s)
+ * and tells the rules, until a step must wait for the sender
+ * (STEP_WAIT: the serving loop calls run_session() again when the
+ * connection moves), the sender hangs up (STEP_OVER) or a step fails
+ * (STEP_FAILED).  The table says which function does each step. */
+static int run_session(struct session *s)
 {
 	static int (*const do_step[])(struct session *s) = {
 		[LAB3_RX_RECV_FILE_INFO] = recv_file_info,
@@ -188,11 +222,15 @@ static void run_session(struct session *s)
 	int ret = 0;
 
 	while (ret == 0 && (step = lab3_rx_step(&s->rx)) != LAB3_RX_NO_STEP) {
-		if (s->opt->verbose)
+		if (s->opt->verbose && !s->waiting)
 			fprintf(stderr, "receiver: session %u: state %s\n",
 				s->number, lab3_rx_step_name(step));
 		ret = do_step[step](s);
+		s->waiting = ret == STEP_WAIT;
+		if (ret == 0)
+			s->deadline = 0;
 	}
+	return ret;
 }
 
 /* ---- The states, in the lab's order ---- */
@@ -204,10 +242,10 @@ static void run_session(struct session *s)
 static int recv_file_info(struct session *s)
 {
 	struct lab3_msg msg;
-	int ret = lab3_recv_msg(&s->conn, &msg, 0);
+	int ret = receive_any(s, &msg, 0);
 
 	if (ret != 0)
-		return conn_failed(s, ret);
+		return ret;
 	if (msg.type == LAB3_MSG_FILE_INFO) {
 		s->has_file_info = 1;
 		memcpy(s->sha256, msg.file_info.sha256, LAB3_SHA256_LEN);
@@ -227,7 +265,8 @@ static int send_region(struct session *s)
 {
 	uint64_t offset, length;
 
-	while (lab3_rx_next_region(&s->rx, &offset, &length)) {
+	while (s->conn.credits > 0 &&
+	       lab3_rx_next_region(&s->rx, &offset, &length)) {
 		struct window *w = chunk_window(s, s->rx.offered - 1);
 		struct lab3_msg msg = { .type = LAB3_MSG_REGION };
 		int ret;
@@ -246,11 +285,12 @@ static int send_region(struct session *s)
 		}
 		msg.region.length = w->length;
 		msg.region.offset = w->offset;
-		ret = lab3_send_msg(&s->conn, &msg);
+		ret = post(s, &msg);
 		if (ret != 0)
-			return conn_failed(s, ret);
+			return ret;
 	}
-	return 0;
+	/* With the send queue full, come back when it has room. */
+	return s->conn.credits == 0 ? wait_for_peer(s, 0) : 0;
 }
 
 /* recv_done: step 3: wait out the sender's RDMA WRITEs into the oldest
@@ -264,9 +304,7 @@ static int recv_done(struct session *s)
 
 	/* The RDMA WRITEs come first, silently: allow for their time. */
 	wait_ms = lab3_wait_for_bytes(&s->conn, w->length);
-	if (receive(s, &msg, wait_ms) != 0)
-		return -1;
-	return 0;
+	return receive(s, &msg, wait_ms);
 }
 
 /* store_chunk: revoke the sender's access to the chunk's window, then
@@ -302,7 +340,6 @@ static int send_verdict(struct session *s)
 	struct lab3_msg msg = { .type = LAB3_MSG_VERDICT };
 	uint8_t sha256[LAB3_SHA256_LEN];
 	enum lab3_verdict verdict;
-	int ret;
 
 	if (lab3_sha256_end(&s->hash, sha256) != 0)
 		return give_up(s, LAB3_ERR_INTERNAL, "cannot compute SHA-256");
@@ -312,24 +349,22 @@ static int send_verdict(struct session *s)
 	s->has_verdict = 1;
 	if (verdict == LAB3_VERDICT_GOOD && s->tmp_fd >= 0 &&
 	    sync_file(s) != 0) {
-		lab3_send_error(&s->conn, LAB3_ERR_INTERNAL,
+		lab3_post_error(&s->conn, LAB3_ERR_INTERNAL,
 				"the receiver could not save the file");
 		return -1;
 	}
 	msg.verdict.verdict = verdict;
-	ret = lab3_send_msg(&s->conn, &msg);
-	if (ret != 0)
-		return conn_failed(s, ret);
-	return 0;
+	return post(s, &msg);
 }
 
 /* recv_id: step 5, ID: the student's ID, after a good verdict. */
 static int recv_id(struct session *s)
 {
 	struct lab3_msg msg;
+	int ret = receive(s, &msg, 0);
 
-	if (receive(s, &msg, 0) != 0)
-		return -1;
+	if (ret != 0)
+		return ret;
 	snprintf(s->id, sizeof(s->id), "%s", msg.id.id);
 	return 0;
 }
@@ -343,15 +378,25 @@ static int send_key(struct session *s)
 	struct lab3_msg msg = { .type = LAB3_MSG_KEY };
 	int ret;
 
-	if (lab3_key_for_id(s->secret, s->id, msg.key.key) != 0)
-		return give_up(s, LAB3_ERR_INTERNAL, "cannot compute the key");
-	if (s->ledger_fd >= 0 &&
-	    record_session(s, 1, s->error, sizeof(s->error)) != 0) {
-		lab3_send_error(&s->conn, LAB3_ERR_INTERNAL,
-				"the receiver could not record the session");
-		return -1;
+	if (!s->key_posted) {
+		if (lab3_key_for_id(s->secret, s->id, msg.key.key) != 0)
+			return give_up(s, LAB3_ERR_INTERNAL,
+				       "cannot compute the key");
+		if (s->ledger_fd >= 0 &&
+		    record_session(s, 1, s->error, sizeof(s->error)) != 0) {
+			lab3_post_error(&s->conn, LAB3_ERR_INTERNAL, "the "
+					"receiver could not record the session");
+			return -1;
+		}
+		ret = post(s, &msg);
+		if (ret != 0)
+			return ret;
+		s->key_posted = 1;
 	}
-	ret = lab3_send_msg(&s->conn, &msg);
+	/* "key sent" only once it has gone. */
+	ret = lab3_try_flush(&s->conn);
+	if (ret == -EAGAIN)
+		return wait_for_peer(s, 0);
 	if (ret != 0)
 		return conn_failed(s, ret);
 	s->key_sent = 1;
@@ -368,10 +413,12 @@ static int send_key(struct session *s)
 static int wait_disconnect(struct session *s)
 {
 	struct lab3_msg msg;
-	int ret = lab3_recv_msg(&s->conn, &msg, 0);
+	int ret = lab3_try_recv_msg(&s->conn, &msg);
 
 	if (ret == -ECONNRESET)
-		return 1;
+		return STEP_OVER;
+	if (ret == -EAGAIN)
+		return wait_for_peer(s, 0);
 	if (ret != 0)
 		return conn_failed(s, ret);
 	judge(s, &msg);		/* the rules refuse anything now */
@@ -384,11 +431,41 @@ static int wait_disconnect(struct session *s)
  * judge.  Returns 0 when it is the one the session expects, or -1. */
 static int receive(struct session *s, struct lab3_msg *msg, int wait_ms)
 {
-	int ret = lab3_recv_msg(&s->conn, msg, wait_ms);
+	int ret = receive_any(s, msg, wait_ms);
 
-	if (ret != 0)
-		return conn_failed(s, ret);
-	return judge(s, msg);
+	return ret != 0 ? ret : judge(s, msg);
+}
+
+/* receive_any: the next message, whatever it is, if one has come:
+ * 0, STEP_WAIT (up to WAIT_MS of silence; 0: the timeout), or -1 when
+ * the session has failed. */
+static int receive_any(struct session *s, struct lab3_msg *msg, int wait_ms)
+{
+	int ret = lab3_try_recv_msg(&s->conn, msg);
+
+	if (ret == -EAGAIN)
+		return wait_for_peer(s, wait_ms);
+	return ret != 0 ? conn_failed(s, ret) : 0;
+}
+
+/* post: send MSG, without waiting for it to go (the send queue has room:
+ * the steps that post check conn.credits).  0, or -1. */
+static int post(struct session *s, const struct lab3_msg *msg)
+{
+	int ret = lab3_post_msg(&s->conn, msg, 0);
+
+	return ret != 0 ? conn_failed(s, ret) : 0;
+}
+
+/* wait_for_peer: the step cannot finish before the connection moves:
+ * the serving loop comes back to it then, or when WAIT_MS (0: the
+ * timeout) have passed in silence.  Returns STEP_WAIT. */
+static int wait_for_peer(struct session *s, int wait_ms)
+{
+	s->wait_ms = wait_ms > 0 ? wait_ms : s->conn.timeout_ms;
+	if (s->deadline == 0)
+		s->deadline = lab3_now_ms() + s->wait_ms;
+	return STEP_WAIT;
 }
 
 /* judge: let the protocol's rules (lab3_rx_accept) judge MSG.  Returns 0
@@ -419,7 +496,8 @@ static int conn_failed(struct session *s, int ret)
 }
 
 /* give_up: end the session: record why (for the summary line) and tell
- * the sender with an ERROR of CODE, when the connection still allows.
+ * the sender with an ERROR of CODE, when the connection still allows
+ * (the serving loop lets it go before it disconnects).
  * (The sender's fail() only prints: the receiver has a peer to tell.) */
 static int give_up(struct session *s, enum lab3_error_code code,
 		   const char *fmt, ...)
@@ -429,7 +507,7 @@ static int give_up(struct session *s, enum lab3_error_code code,
 	va_start(ap, fmt);
 	vsnprintf(s->error, sizeof(s->error), fmt, ap);
 	va_end(ap);
-	lab3_send_error(&s->conn, code, s->error);
+	lab3_post_error(&s->conn, code, s->error);
 	return -1;
 }
 
@@ -699,54 +777,302 @@ static void print_summary(const struct session *s)
 	fflush(stdout);
 }
 
-/* serve_one: accept one sender and run its session to the end.  Returns
- * non-zero only when serving must stop. */
-static int serve_one(struct lab3_listener *listener,
-		     const struct options *opt, const uint8_t *secret,
-		     int ledger_fd, unsigned number)
+/* ---- Serving: many sessions, one thread ---- */
+
+/* The receiver while it serves: its listener, whose rdma_cm channel all
+ * its connections share, and the sessions in progress (-c at most). */
+struct server {
+	const struct options *opt;
+	const uint8_t *secret;
+	int ledger_fd;
+	struct lab3_listener listener;
+	struct session *sessions[MAX_SESSIONS_MAX];
+	int nsessions;
+	unsigned number;		/* sessions accepted so far */
+};
+
+/* finish_session: the session is over and its connection down: free
+ * what it holds, write its ledger record if it has none yet, print its
+ * summary line, and forget it. */
+static void finish_session(struct server *srv, struct session *s)
 {
-	struct session s = {
-		.opt = opt,
-		.secret = secret,
-		.number = number,
+	char err[LAB3_ERR_LEN];
+	int i;
+
+	free_windows(s);
+	lab3_conn_destroy(&s->conn);
+	if (s->ledger_fd >= 0 && !s->recorded &&
+	    record_session(s, s->key_sent, err, sizeof(err)) != 0)
+		fprintf(stderr, "receiver: session %u: %s\n", s->number, err);
+	print_summary(s);
+	for (i = 0; srv->sessions[i] != s; i++)
+		;
+	srv->nsessions--;
+	memmove(&srv->sessions[i], &srv->sessions[i + 1],
+		(size_t)(srv->nsessions - i) * sizeof(srv->sessions[0]));
+	free(s);
+}
+
+/* refuse_busy: a connection request while -c sessions are in progress:
+ * turn it away at once, saying so (LAB3_BUSY_REASON: try later). */
+static void refuse_busy(struct server *srv, struct rdma_cm_id *id)
+{
+	char why[64];
+
+	if (srv->opt->max_sessions == 1)
+		snprintf(why, sizeof(why), "%s with another session",
+			 LAB3_BUSY_REASON);
+	else
+		snprintf(why, sizeof(why), "%s with %d other sessions",
+			 LAB3_BUSY_REASON, srv->nsessions);
+	if (srv->opt->verbose)
+		fprintf(stderr, "receiver: refusing a connection: %s\n", why);
+	lab3_reject(id, why);
+	rdma_destroy_id(id);
+}
+
+/* new_session: a connection request: accept it as a new session, or
+ * refuse it when -c sessions are in progress. */
+static void new_session(struct server *srv, struct rdma_cm_id *id)
+{
+	struct session *s;
+
+	if (srv->nsessions == srv->opt->max_sessions ||
+	    (s = calloc(1, sizeof(*s))) == NULL) {
+		refuse_busy(srv, id);
+		return;
+	}
+	*s = (struct session) {
+		.opt = srv->opt,
+		.secret = srv->secret,
+		.number = ++srv->number,
 		.tmp_fd = -1,
-		.ledger_fd = ledger_fd,
+		.ledger_fd = srv->ledger_fd,
 		.conn = {
 			.prog = "receiver",
-			.verbose = opt->verbose,
-			.timeout_ms = opt->timeout_s * 1000,
-			.wait_sigmask = listener->wait_sigmask,
+			.verbose = srv->opt->verbose,
+			.timeout_ms = srv->opt->timeout_s * 1000,
 		},
+		.life = LIFE_ACCEPTING,
 	};
-	char err[LAB3_ERR_LEN];
+	srv->sessions[srv->nsessions++] = s;
+	clock_gettime(CLOCK_MONOTONIC, &s->start);
+	lab3_addr_name(id, 1, s->peer, sizeof(s->peer));
+	if (lab3_accept_request(&srv->listener, id, &s->conn) != 0) {
+		snprintf(s->error, sizeof(s->error), "%s", s->conn.err);
+		finish_session(srv, s);
+		return;
+	}
+	s->deadline = lab3_now_ms() + s->conn.timeout_ms;
+	s->wait_ms = s->conn.timeout_ms;
+}
+
+/* close_session: after the lab's steps: let the session's last message
+ * (an ERROR) go, then disconnect and wait for the sender's DISCONNECTED,
+ * each for a bounded time; then finish it.  Returns 1 while it waits. */
+static int close_session(struct server *srv, struct session *s,
+			 long long now)
+{
+	if (s->life == LIFE_CLOSING) {
+		if (lab3_try_flush(&s->conn) == -EAGAIN && now < s->deadline)
+			return 1;
+		s->life = LIFE_DISCONNECTING;
+		s->deadline = now + DISCONNECT_WAIT_MS;
+		if (!lab3_disconnect_start(&s->conn))
+			s->deadline = now;
+	}
+	if (!s->conn.disconnected && now < s->deadline)
+		return 1;
+	finish_session(srv, s);
+	return 0;
+}
+
+/* advance: move session S on as far as it goes now: from its connection
+ * to its steps, from its steps to its closing.  S may be finished (and
+ * freed) on the way. */
+static void advance(struct server *srv, struct session *s)
+{
+	long long now = lab3_now_ms();
+
+	if (s->life == LIFE_ACCEPTING) {
+		if (s->conn.error == 0 && !s->conn.disconnected &&
+		    !s->conn.connected)
+			return;
+		if (s->conn.connected && s->conn.error == 0) {
+			s->life = LIFE_RUNNING;
+			s->deadline = 0;
+			lab3_rx_begin(&s->rx, s->opt->max_bytes,
+				      s->opt->window_size,
+				      (uint32_t)s->opt->windows);
+		} else {
+			snprintf(s->error, sizeof(s->error), "%s",
+				 s->conn.error ? s->conn.err :
+				 "the peer disconnected");
+			s->life = LIFE_CLOSING;
+		}
+	}
+	if (s->life == LIFE_RUNNING) {
+		if (lab3_settling(&s->conn)) {
+			s->deadline = s->conn.settle_until;
+			return;
+		}
+		if (run_session(s) == STEP_WAIT)
+			return;
+		s->life = LIFE_CLOSING;
+		s->deadline = now + CLOSE_WAIT_MS;
+	}
+	close_session(srv, s, now);
+}
+
+/* wake: something happened on S's connection: its silence is over (its
+ * wait starts again), and it moves on. */
+static void wake(struct server *srv, struct session *s)
+{
+	if (s->deadline != 0 && s->life == LIFE_RUNNING && s->waiting)
+		s->deadline = lab3_now_ms() + s->wait_ms;
+	advance(srv, s);
+}
+
+/* expire: S's deadline has passed: a silent sender times out; a closing
+ * session stops waiting. */
+static void expire(struct server *srv, struct session *s)
+{
+	if ((s->life == LIFE_ACCEPTING ||
+	     (s->life == LIFE_RUNNING && s->waiting)) &&
+	    !lab3_settling(&s->conn))
+		lab3_time_out(&s->conn, s->wait_ms);
+	advance(srv, s);
+}
+
+/* find_session: the session whose connection is ID, or NULL. */
+static struct session *find_session(struct server *srv, struct rdma_cm_id *id)
+{
+	for (int i = 0; i < srv->nsessions; i++)
+		if (srv->sessions[i]->conn.id == id)
+			return srv->sessions[i];
+	return NULL;
+}
+
+/* take_cm_events: every event waiting on the listener's channel: a
+ * connection request becomes a session (or is refused as busy); any
+ * other event goes to its session, which moves on at once, so that a
+ * session that has ended makes room before the next request is seen.
+ * Returns 0, or -1 when the listener's channel failed. */
+static int take_cm_events(struct server *srv)
+{
+	struct rdma_cm_event *event;
 	int ret;
 
-	ret = lab3_accept(listener, &s.conn);
-	if (s.conn.id == NULL) {
-		/* No sender came: a signal, or the listener broke. */
-		if (!stop_requested)
-			fprintf(stderr, "receiver: %s\n", s.conn.err);
-		lab3_conn_destroy(&s.conn);
-		return ret;
-	}
-	clock_gettime(CLOCK_MONOTONIC, &s.start);
-	lab3_addr_name(s.conn.id, 1, s.peer, sizeof(s.peer));
-	if (ret != 0)
-		snprintf(s.error, sizeof(s.error), "%s", s.conn.err);
-	else {
-		lab3_rx_begin(&s.rx, opt->max_bytes, opt->window_size,
-			      (uint32_t)opt->windows);
-		run_session(&s);
-	}
+	while ((ret = lab3_listener_event(&srv->listener, &event)) == 0) {
+		struct rdma_cm_id *id = event->id;
+		struct session *s;
 
-	lab3_disconnect(&s.conn);
-	free_windows(&s);
-	lab3_conn_destroy(&s.conn);
-	if (s.ledger_fd >= 0 && !s.recorded &&
-	    record_session(&s, s.key_sent, err, sizeof(err)) != 0)
-		fprintf(stderr, "receiver: session %u: %s\n", number, err);
-	print_summary(&s);
+		if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			rdma_ack_cm_event(event);
+			new_session(srv, id);
+			continue;
+		}
+		s = find_session(srv, id);
+		if (s != NULL)
+			lab3_conn_event(&s->conn, event);
+		rdma_ack_cm_event(event);	/* before S may destroy ID */
+		if (s != NULL) {
+			lab3_poll(&s->conn);	/* messages before hang-up */
+			wake(srv, s);
+		}
+	}
+	if (ret == -EAGAIN)
+		return 0;
+	fprintf(stderr, "receiver: %s\n", srv->listener.err);
+	return -1;
+}
+
+/* wait_for_events: the one blocking wait: poll() the listener's channel
+ * and every session's completion channel, until something happens or
+ * the earliest deadline, with the stop signals let in (WAIT_MASK).  Then
+ * take what happened: completions, and rdma_cm events.  Returns 0, or -1
+ * when serving must stop (a signal, or the listener failed). */
+static int wait_for_events(struct server *srv, const sigset_t *wait_mask)
+{
+	struct pollfd fds[1 + MAX_SESSIONS_MAX];
+	struct timespec ts, *timeout = NULL;
+	long long next = -1, now = lab3_now_ms();
+	int n = srv->nsessions;
+
+	fds[0] = (struct pollfd){ .fd = srv->listener.cm_channel->fd,
+				  .events = POLLIN };
+	for (int i = 0; i < n; i++) {
+		struct session *s = srv->sessions[i];
+
+		fds[1 + i] = (struct pollfd){ .fd = lab3_conn_fd(&s->conn),
+					      .events = POLLIN };
+		if (s->deadline != 0 && (next < 0 || s->deadline < next))
+			next = s->deadline;
+	}
+	if (next >= 0) {
+		next = next > now ? next - now : 0;
+		ts = (struct timespec){ .tv_sec = next / 1000,
+					.tv_nsec = next % 1000 * 1000000 };
+		timeout = &ts;
+	}
+	if (ppoll(fds, (nfds_t)(1 + n), timeout, wait_mask) < 0) {
+		if (errno == EINTR)
+			return stop_requested ? -1 : 0;
+		fprintf(stderr, "receiver: poll: %s\n", strerror(errno));
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		if (fds[1 + i].revents & POLLIN) {
+			lab3_conn_ready(&srv->sessions[i]->conn);
+			srv->sessions[i]->woken = 1;
+		}
+	if ((fds[0].revents & POLLIN) && take_cm_events(srv) != 0)
+		return -1;
 	return 0;
+}
+
+/* serve_loop: serve until a stop signal or a failed listener: wait for
+ * events, then move on every session that they woke or whose deadline
+ * has passed.  Returns the exit status. */
+static int serve_loop(struct server *srv, const sigset_t *wait_mask)
+{
+	int status = LAB3_EXIT_OK;
+
+	while (!stop_requested) {
+		struct session *now_serving[MAX_SESSIONS_MAX];
+		int n;
+
+		if (wait_for_events(srv, wait_mask) != 0) {
+			if (!stop_requested)
+				status = LAB3_EXIT_CONNECTION;
+			break;
+		}
+		/* A copy: advance() may finish (and free) its session. */
+		n = srv->nsessions;
+		memcpy(now_serving, srv->sessions, (size_t)n * sizeof(*now_serving));
+		for (int i = 0; i < n; i++) {
+			struct session *s = now_serving[i];
+
+			if (s->woken) {
+				s->woken = 0;
+				wake(srv, s);
+			} else if (s->deadline != 0 &&
+				   lab3_now_ms() >= s->deadline) {
+				expire(srv, s);
+			}
+		}
+	}
+	/* Stopping: every session in progress ends here. */
+	while (srv->nsessions > 0) {
+		struct session *s = srv->sessions[0];
+
+		if (s->error[0] == '\0' && s->life < LIFE_CLOSING)
+			snprintf(s->error, sizeof(s->error),
+				 "interrupted by a signal");
+		lab3_disconnect(&s->conn);
+		finish_session(srv, s);
+	}
+	return status;
 }
 
 /* ---- Command line ---- */
@@ -755,16 +1081,18 @@ static int serve_one(struct lab3_listener *listener,
  * default port, secret file and timeout. */
 static const char usage_text[] =
 "usage: receiver [-v] [-a ADDR] [-p PORT] [-o DIR] [-m MAX_BYTES] [-l LEDGER]\n"
-"                [-w WINDOW_SIZE] [-n WINDOWS] [-k SECRET_FILE] [-t SECONDS]\n"
+"                [-c SESSIONS] [-w WINDOW_SIZE] [-n WINDOWS] [-k SECRET_FILE]\n"
+"                [-t SECONDS]\n"
 "       receiver [-k SECRET_FILE] --key-for ID\n"
-"       receiver --ledger-summary LEDGER | --version | --help\n"
+"       receiver --ledger-summary LEDGER | --version | -h | --help\n"
 "\n"
-"Serve Lab 3 senders one after another until SIGINT or SIGTERM.\n"
+"Serve Lab 3 senders, several at once, until SIGINT or SIGTERM.\n"
 "\n"
 "  -a ADDR         listen on ADDR only (default: all addresses)\n"
 "  -p PORT         listen on PORT; 0 picks a free one (default %d)\n"
 "  -o DIR          save each verified file into DIR, under its base name\n"
 "  -m MAX_BYTES    refuse larger files; K, M, G suffixes (default 64G)\n"
+"  -c SESSIONS     senders served at once, 1 to %d; more are busy (default %d)\n"
 "  -w WINDOW_SIZE  window size, 64K to 1G (default 16M, less to fit ulimit -l)\n"
 "  -n WINDOWS      windows in flight, 2 to %d (default %d); memory: -n times -w\n"
 "  -k SECRET_FILE  the secret the keys derive from (default ~/%s)\n"
@@ -773,8 +1101,7 @@ static const char usage_text[] =
 "  -v              trace each state and each work completion on stderr\n"
 "  --key-for ID    print the key a session with ID receives\n"
 "  --ledger-summary LEDGER  print each ID's first success and attempts\n"
-"  --version       print the release and the protocol version\n"
-"  -h, --help      show this help\n"
+
 "\n"
 "Exit status: 0 stopped by a signal, or printed; 1 usage error; 2 local\n"
 "error (secret file, -o directory, ledger); 3 cannot listen or accept.\n";
@@ -783,7 +1110,8 @@ static const char usage_text[] =
  * the caller picks the exit status. */
 static void usage(void)
 {
-	fprintf(stderr, usage_text, LAB3_DEFAULT_PORT, LAB3_WINDOWS_MAX,
+	fprintf(stderr, usage_text, LAB3_DEFAULT_PORT, MAX_SESSIONS_MAX,
+		DEFAULT_MAX_SESSIONS, LAB3_WINDOWS_MAX,
 		DEFAULT_WINDOWS, DEFAULT_SECRET, LAB3_DEFAULT_TIMEOUT);
 }
 
@@ -814,6 +1142,14 @@ static int parse_number_option(struct options *opt, int opt_char,
 			return 0;
 		fprintf(stderr, "receiver: -w %s: not a window size from 64K "
 			"to 1G, in pages\n", arg);
+		return -1;
+	case 'c':
+		opt->max_sessions = (int)lab3_parse_number(arg, 1,
+							   MAX_SESSIONS_MAX);
+		if (opt->max_sessions >= 0)
+			return 0;
+		fprintf(stderr, "receiver: -c %s: not a number of sessions "
+			"from 1 to %d\n", arg, MAX_SESSIONS_MAX);
 		return -1;
 	case 'n':
 		opt->windows = (int)lab3_parse_number(arg, 2, LAB3_WINDOWS_MAX);
@@ -862,7 +1198,7 @@ static int parse_args(struct options *opt, int argc, char **argv)
 	};
 	int opt_char, serving_options = 0;
 
-	while ((opt_char = getopt_long(argc, argv, "a:hk:l:m:n:o:p:t:vw:",
+	while ((opt_char = getopt_long(argc, argv, "a:c:hk:l:m:n:o:p:t:vw:",
 				       longopts, NULL)) != -1) {
 		if (strchr("almnoptvw", opt_char) != NULL)
 			serving_options = 1;
@@ -874,7 +1210,7 @@ static int parse_args(struct options *opt, int argc, char **argv)
 		case 'K': opt->key_for = optarg; break;
 		case 'L': opt->ledger_summary = optarg; break;
 		case 'v': opt->verbose = 1; break;
-		case 'p': case 'm': case 'w': case 'n': case 't':
+		case 'p': case 'm': case 'w': case 'n': case 't': case 'c':
 			if (parse_number_option(opt, opt_char, optarg) != 0)
 				return -1;
 			break;
@@ -996,38 +1332,34 @@ static int load_secret(struct options *opt, uint8_t secret[LAB3_SECRET_LEN])
  * signal; the exit status. */
 static int serve(struct options *opt, const uint8_t *secret, int ledger_fd)
 {
-	struct lab3_listener listener = { 0 };
+	struct server srv = {
+		.opt = opt,
+		.secret = secret,
+		.ledger_fd = ledger_fd,
+	};
+	struct lab3_listener *listener = &srv.listener;
 	char port[8], where[64];
 	sigset_t wait_mask;
 	uint16_t bound_port;
-	unsigned number = 0;
-	int status = LAB3_EXIT_OK;
+	int status;
 
 	if (opt->port[0] == '\0') {
 		snprintf(port, sizeof(port), "%d", LAB3_DEFAULT_PORT);
 		opt->port = port;
 	}
 	install_stop_handlers(&wait_mask);
-	listener.wait_sigmask = &wait_mask;
-	if (lab3_listen(&listener, opt->addr, opt->port, &bound_port) != 0) {
+	listener->wait_sigmask = &wait_mask;
+	if (lab3_listen(listener, opt->addr, opt->port, &bound_port) != 0) {
 		fprintf(stderr, "receiver: listen on %s:%s: %s\n",
-			opt->addr ? opt->addr : "*", opt->port, listener.err);
-		lab3_listener_destroy(&listener);
+			opt->addr ? opt->addr : "*", opt->port, listener->err);
+		lab3_listener_destroy(listener);
 		return LAB3_EXIT_CONNECTION;
 	}
 	printf("listening on %s\n",
-	       lab3_addr_name(listener.id, 0, where, sizeof(where)));
+	       lab3_addr_name(listener->id, 0, where, sizeof(where)));
 	fflush(stdout);
-
-	while (!stop_requested) {
-		if (serve_one(&listener, opt, secret, ledger_fd,
-			      ++number) != 0) {
-			if (!stop_requested)
-				status = LAB3_EXIT_CONNECTION;
-			break;
-		}
-	}
-	lab3_listener_destroy(&listener);
+	status = serve_loop(&srv, &wait_mask);
+	lab3_listener_destroy(listener);
 	return status;
 }
 
@@ -1040,6 +1372,7 @@ int main(int argc, char **argv)
 		.max_bytes = DEFAULT_MAX_BYTES,
 		.window_size = DEFAULT_WINDOW_SIZE,
 		.windows = DEFAULT_WINDOWS,
+		.max_sessions = DEFAULT_MAX_SESSIONS,
 		.timeout_s = LAB3_DEFAULT_TIMEOUT,
 	};
 	uint8_t secret[LAB3_SECRET_LEN];

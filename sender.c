@@ -69,6 +69,7 @@
 enum long_option {
 	OPT_JSON = 256,
 	OPT_VERSION,
+	OPT_WAIT,
 };
 
 /* What the sender tags its send-queue work with, so that the common
@@ -97,6 +98,7 @@ struct sender {
 	int quiet;
 	int json;			/* --json: one JSON object at the end */
 	int timeout_s;
+	int wait_s;			/* --wait: how long to wait for a turn */
 
 	/* The file, mapped read-only: the source of the RDMA WRITEs. */
 	int fd;
@@ -158,6 +160,8 @@ static int send_id(struct sender *s);			/* step 5 */
 static int recv_key(struct sender *s);			/* step 6 */
 
 /* The helpers, defined after the states that use them. */
+static void init_conn(struct sender *s);
+static int wait_for_turn(struct sender *s, double give_up_at, int tries);
 static int send_step(struct sender *s, const struct lab3_msg *msg);
 static int receive(struct sender *s, struct lab3_msg *msg, int wait_ms);
 static int fail(struct sender *s, enum lab3_exit status, const char *fmt,
@@ -195,12 +199,8 @@ int main(int argc, char **argv)
 
 	if (parse_args(&s, argc, argv) != 0)
 		return LAB3_EXIT_USAGE;
-	s.conn.prog = "sender";
-	s.conn.verbose = s.verbose;
-	s.conn.timeout_ms = s.timeout_s * 1000;
-	s.conn.sent = sent;
-	s.conn.owner = &s;
 	set_pin_budget(&s);
+	srandom((unsigned)getpid() ^ (unsigned)time(NULL));	/* --wait */
 
 	if (open_file(&s) != 0) {
 		status = s.exit_status;
@@ -262,15 +262,29 @@ static enum lab3_exit run(struct sender *s)
 /* ---- The states, in the lab's order ---- */
 
 /* connect_to_receiver: CONNECT, before step 1: resolve the receiver's
- * address and route, and connect. */
+ * address and route, and connect.  A receiver busy with other sessions
+ * refuses at once (exit 4); with --wait, the sender asks again after a
+ * pause (wait_for_turn()) until its wait is over. */
 static int connect_to_receiver(struct sender *s)
 {
-	int ret = lab3_connect(&s->conn, s->host, s->port);
+	double give_up_at = now_s() + s->wait_s;
+	int ret, tries = 0;
+
+	do {
+		init_conn(s);
+		ret = lab3_connect(&s->conn, s->host, s->port);
+	} while (ret != 0 && s->conn.refused_busy &&
+		 wait_for_turn(s, give_up_at, ++tries) == 0);
 
 	/* Out of memory or locked memory is a local error. */
 	if (ret == -ENOMEM || ret == -EPERM || ret == -EAGAIN)
 		return fail(s, LAB3_EXIT_LOCAL, "connect to %s: %s",
 			    s->where, s->conn.err);
+	if (s->conn.refused)
+		return fail(s, LAB3_EXIT_REFUSED, "connect to %s: %s%s",
+			    s->where, s->conn.err, s->conn.refused_busy &&
+			    s->wait_s > 0 ? " (still, at the end of --wait)" :
+			    "");
 	if (ret != 0)
 		return fail(s, LAB3_EXIT_CONNECTION, "connect to %s: %s",
 			    s->where, s->conn.err);
@@ -426,7 +440,47 @@ static int recv_key(struct sender *s)
 	return 0;
 }
 
-/* ---- Sending, receiving, failing ---- */
+/* ---- Connecting, sending, receiving, failing ---- */
+
+/* init_conn: a new connection, not yet built, with the sender's settings;
+ * the one before it, if any, is taken down first. */
+static void init_conn(struct sender *s)
+{
+	lab3_conn_destroy(&s->conn);
+	s->conn = (struct lab3_conn) {
+		.prog = "sender",
+		.verbose = s->verbose,
+		.timeout_ms = s->timeout_s * 1000,
+		.sent = sent,
+		.owner = s,
+	};
+}
+
+/* wait_for_turn: the receiver was busy.  Unless the --wait that ends at
+ * GIVE_UP_AT is over, say so (the first time, after TRIES refusals), and
+ * sleep before the next try: 0.25 s, doubling up to 4 s, each pause drawn
+ * between half and all of that so that senders refused together do not
+ * come back together.  Returns 0 to try again, or -1. */
+static int wait_for_turn(struct sender *s, double give_up_at, int tries)
+{
+	double left = give_up_at - now_s();
+	double pause = 0.25 * (double)(1u << (tries < 5 ? tries - 1 : 4));
+	struct timespec ts;
+
+	if (left <= 0)
+		return -1;
+	if (tries == 1)
+		fprintf(stderr, "sender: %s: %s; waiting up to %d s for a "
+			"turn (--wait)\n", s->where, s->conn.err, s->wait_s);
+	pause *= 0.5 + 0.5 * (double)random() / RAND_MAX;
+	if (pause > left)
+		pause = left;
+	ts.tv_sec = (time_t)pause;
+	ts.tv_nsec = (long)((pause - (double)ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+	return 0;
+}
 
 /* send_step: the whole work of a state that sends one message: send
  * MSG, wait for it to go, and let the rules move on. */
@@ -879,7 +933,8 @@ static void print_json(const struct sender *s, enum lab3_exit status)
 /* The help text, one source line per output line; usage() fills in the
  * longest ID and the default timeout. */
 static const char usage_text[] =
-"usage: sender [-qv] [--json] [-i ID] [-t SECONDS] <ip> <port> <file>\n"
+"usage: sender [-qv] [--json] [-i ID] [-t SECONDS] [--wait SECONDS]\n"
+"              <ip> <port> <file>\n"
 "       sender --version\n"
 "\n"
 "Send <file> to the Lab 3 receiver at <ip> <port> with RDMA WRITE,\n"
@@ -892,6 +947,9 @@ static const char usage_text[] =
 "  -v          trace each state and each work completion on stderr\n"
 "  --json      at the end, print one JSON object on stdout instead of the\n"
 "              key: verdict, key, timings, error, exit_status (see README)\n"
+"  --wait SECONDS\n"
+"              when the receiver is busy with other sessions, try again\n"
+"              (with growing pauses) for up to SECONDS (default 0: no)\n"
 "  --version   print the version and exit\n"
 "  -h, --help  show this help\n"
 "\n"
@@ -927,6 +985,35 @@ static int take_id(struct sender *s, const char *id)
 	return 0;
 }
 
+/* take_operands: <ip> <port> <file> from ARGV, and "ip:port" for
+ * messages; an IPv6 address goes in brackets, so its port stands
+ * apart. */
+static void take_operands(struct sender *s, char **argv)
+{
+	s->host = argv[0];
+	s->port = argv[1];
+	snprintf(s->where, sizeof(s->where),
+		 strchr(s->host, ':') && s->host[0] != '[' ? "[%.*s]:%.*s" :
+		 "%.*s:%.*s", 200, s->host, 20, s->port);
+	s->path = argv[2];
+}
+
+/* seconds_option: option NAME's ARG, a number of seconds from MIN to
+ * MAX, into *OUT; 0, or -1 after saying what is wrong with it. */
+static int seconds_option(const char *name, const char *arg, long min,
+			  long max, int *out)
+{
+	long seconds = lab3_parse_number(arg, min, max);
+
+	if (seconds < 0) {
+		fprintf(stderr, "sender: %s %s: not a number of seconds from "
+			"%ld to %ld\n", name, arg, min, max);
+		return -1;
+	}
+	*out = (int)seconds;
+	return 0;
+}
+
 /* parse_args: the command line: options, <ip> <port> <file>, and the ID
  * (the login name without -i), checked before anything else happens. */
 static int parse_args(struct sender *s, int argc, char **argv)
@@ -935,6 +1022,7 @@ static int parse_args(struct sender *s, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "wait", required_argument, NULL, OPT_WAIT },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *id = NULL;
@@ -947,12 +1035,9 @@ static int parse_args(struct sender *s, int argc, char **argv)
 			id = optarg;
 			break;
 		case 't':
-			s->timeout_s = lab3_parse_seconds(optarg);
-			if (s->timeout_s < 0) {
-				fprintf(stderr, "sender: -t %s: not a number "
-					"of seconds from 1 to 3600\n", optarg);
+			if (seconds_option("-t", optarg, 1, 3600,
+					   &s->timeout_s) != 0)
 				return -1;
-			}
 			break;
 		case 'q':
 			s->quiet = 1;
@@ -962,6 +1047,11 @@ static int parse_args(struct sender *s, int argc, char **argv)
 			break;
 		case OPT_JSON:
 			s->json = 1;
+			break;
+		case OPT_WAIT:
+			if (seconds_option("--wait", optarg, 0, 86400,
+					   &s->wait_s) != 0)
+				return -1;
 			break;
 		case 'h':
 			usage();
@@ -979,12 +1069,6 @@ static int parse_args(struct sender *s, int argc, char **argv)
 		usage();
 		return -1;
 	}
-	s->host = argv[optind];
-	s->port = argv[optind + 1];
-	/* An IPv6 address goes in brackets, so its port stands apart. */
-	snprintf(s->where, sizeof(s->where),
-		 strchr(s->host, ':') && s->host[0] != '[' ? "[%.*s]:%.*s" :
-		 "%.*s:%.*s", 200, s->host, 20, s->port);
-	s->path = argv[optind + 2];
+	take_operands(s, &argv[optind]);
 	return take_id(s, id);
 }

@@ -27,17 +27,39 @@ start_writing_sender() {
 	exec {fd}<&-
 }
 
-start_receiver -k "$TEST_TMP/secret" || fail "no receiver"
+start_receiver -c 1 -k "$TEST_TMP/secret" || fail "no receiver"
 
-# A second sender during a session: refused at once as busy.
+# A second sender during a session of a receiver that serves one at a
+# time (-c 1): refused at once as busy, exit 4 (a refusal by the
+# receiver).
 start_writing_sender -i first "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/big"
 run_sender -t 5 -i second "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/small"
-expect_sender_fails 3 "refused: receiver busy with another session" \
+expect_sender_fails 4 "connect to .*: connection refused: receiver busy with another session$" \
 	"a second sender during a session"
 wait "$SENDER_PID"
 expect_status 0 $? "the first sender"
 expect_summary "id first, 67108864 bytes, verdict good, key sent" \
 	"the session the second sender tried to disturb"
+
+# The same with --wait: the second sender says that it waits, waits its
+# turn, and gets its key once the session in progress is over.
+start_writing_sender -i first "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/big"
+run_sender --wait 60 -i patient "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/small"
+expect_status 0 "$SENDER_STATUS" "a sender with --wait ($SENDER_ERR)"
+case $SENDER_ERR in
+*"receiver busy with another session; waiting up to 60 s for a turn (--wait)"*) ;;
+*) fail "a sender with --wait did not say that it waits: $SENDER_ERR" ;;
+esac
+case $SENDER_OUT in
+"secret key: "*) ;;
+*) fail "a sender with --wait printed no key: $SENDER_OUT" ;;
+esac
+wait "$SENDER_PID"
+expect_status 0 $? "the sender that the one with --wait waited for"
+expect_summary "id first, 67108864 bytes, verdict good, key sent" \
+	"the session a sender with --wait waited for"
+expect_summary "id patient, 4096 bytes, verdict good, key sent" \
+	"the session of the sender with --wait"
 
 # A sender killed in the middle: the receiver ends that session and
 # serves the next sender.
