@@ -4,12 +4,12 @@
  * secret key for its ID.
  *
  *   ./receiver [-a ADDR] [-p PORT] [-o DIR] [-m MAX_BYTES] [-k SECRET_FILE]
- *              [-t SECONDS] [-l LEDGER] [-v]
+ *              [-t SECONDS] [-l LEDGER] [-c SESSIONS] [-w SIZE] [-n N] [-v]
  *   ./receiver [-k SECRET_FILE] --key-for ID
  *   ./receiver --ledger-summary LEDGER
  *
- * It serves one session after another until SIGINT or SIGTERM.  A session
- * follows the lab's sequence (see protocol.h), one function per state; the
+ * It serves many sessions at once (-c), in one thread, until SIGINT or
+ * SIGTERM.  Each session follows the lab's sequence (see protocol.h), one function per state; the
  * state is derived from the receiver's rules (lab3_rx_step() at the end of
  * protocol.h), which also say which message each state may take:
  *
@@ -33,16 +33,21 @@
  * since a REGION goes out for every free window, the sender writes the
  * next chunk while this single thread hashes and stores the last one.
  *
+ * A step never blocks.  When it must wait for the sender, it says so
+ * (STEP_WAIT), and the serving loop (serve_loop(), at the end) runs the
+ * session's steps again when its connection moves: one wait watches the
+ * connection manager and every session's completions, so a slow or
+ * silent sender holds up only its own session.
+ *
  * A session that fails sends ERROR to the sender when it still can, and
- * its summary line says why.  Either way the receiver goes back to
- * listening.
+ * its summary line says why.  Either way the receiver goes on serving.
  *
  * With -l, each session also leaves one record in a ledger for grading
  * (see "The grading ledger" below; the format is in ledger.h).
  *
  * The file reads top down: one session's state machine, its states in
- * the lab's order, then the helpers they use; serving one session after
- * another, the command line and main() come last.
+ * the lab's order, then the helpers they use; the serving loop, the
+ * command line and main() come last.
  */
 #define _GNU_SOURCE	/* sync_file_range() */
 #include <errno.h>
@@ -74,6 +79,16 @@
 #define MAX_SESSIONS_MAX 64
 #define CLOSE_WAIT_MS 1000	/* for a failed session's ERROR to go */
 #define DISCONNECT_WAIT_MS 2000	/* for the sender's DISCONNECTED */
+
+/* The limits that keep one sender from holding a session (and so a place
+ * of -c) for long without doing its part.  No honest sender on any RDMA
+ * link comes near them; each names itself when it ends a session. */
+#define HANDSHAKE_S 10		/* FILE_INFO within this of connecting */
+#define RATE_FLOOR (1u << 20)	/* bytes a second the file must average, */
+#define RATE_GRACE_S 30		/* counted from FILE_INFO, after this */
+#define IDLE_EVICT_MS 1000	/* a full receiver ends a session that has
+				 * sent no FILE_INFO for this long, to take
+				 * a new sender */
 
 /* The receiver's settings, from the command line. */
 struct options {
@@ -110,6 +125,13 @@ enum session_life {
 	LIFE_DISCONNECTING,	/* waiting for the DISCONNECTED */
 };
 
+/* The limit a session is under besides the silence of -t. */
+enum session_limit {
+	LIMIT_NONE,
+	LIMIT_HANDSHAKE,	/* FILE_INFO within HANDSHAKE_S */
+	LIMIT_RATE,		/* the file within its RATE_FLOOR time */
+};
+
 /* One session: one sender, from connection to disconnection. */
 struct session {
 	const struct options *opt;
@@ -136,7 +158,7 @@ struct session {
 	int has_verdict;
 	char id[LAB3_ID_MAX + 1];
 	int key_sent;
-	char saved_as[LAB3_NAME_MAX + 1];
+	char saved_as[3 * LAB3_ID_MAX + LAB3_NAME_MAX + 2];	/* ID/NAME */
 	char error[LAB3_ERR_LEN];		/* why the session failed */
 
 	int ledger_fd;				/* -l, or -1 */
@@ -147,6 +169,9 @@ struct session {
 	long long deadline;		/* ms: its wait runs out; 0: none */
 	int wait_ms;			/* that wait's silence, in ms */
 	int waiting;			/* its step said STEP_WAIT */
+	long long connected_at;		/* ms: the connection was made */
+	long long limit_at;		/* ms: its limit runs out; 0: none */
+	enum session_limit limit;	/* which limit that is */
 	int woken;			/* its connection moved */
 	int key_posted;			/* step 6's KEY is on its way */
 };
@@ -185,6 +210,7 @@ static int receive(struct session *s, struct lab3_msg *msg, int wait_ms);
 static int receive_any(struct session *s, struct lab3_msg *msg, int wait_ms);
 static int post(struct session *s, const struct lab3_msg *msg);
 static int wait_for_peer(struct session *s, int wait_ms);
+static void set_deadline(struct session *s);
 static int judge(struct session *s, const struct lab3_msg *msg);
 static int conn_failed(struct session *s, int ret);
 static int give_up(struct session *s, enum lab3_error_code code,
@@ -195,6 +221,7 @@ static int setup_windows(struct session *s);
 static int write_all(int fd, const uint8_t *buf, uint64_t len);
 static int sync_file(struct session *s);
 static int keep_file(struct session *s);
+static void id_dir_name(const char *id, char out[3 * LAB3_ID_MAX + 1]);
 static int record_session(struct session *s, int key_sent, char *err,
 			  size_t err_len);
 
@@ -253,6 +280,10 @@ static int recv_file_info(struct session *s)
 	}
 	if (judge(s, &msg) != 0)
 		return -1;
+	/* From now on the file's bytes must keep coming (RATE_FLOOR). */
+	s->limit = LIMIT_RATE;
+	s->limit_at = lab3_now_ms() + RATE_GRACE_S * 1000LL +
+		      (long long)(s->rx.length / (RATE_FLOOR / 1000));
 	return setup_windows(s);
 }
 
@@ -328,7 +359,8 @@ static int store_chunk(struct session *s)
 	if (s->tmp_fd >= 0)
 		sync_file_range(s->tmp_fd, (off64_t)w->offset,
 				(off64_t)w->length, SYNC_FILE_RANGE_WRITE);
-	lab3_rx_stored(&s->rx);
+	if (lab3_rx_stored(&s->rx))
+		s->limit = LIMIT_NONE;	/* every byte is in */
 	return 0;
 }
 
@@ -464,8 +496,17 @@ static int wait_for_peer(struct session *s, int wait_ms)
 {
 	s->wait_ms = wait_ms > 0 ? wait_ms : s->conn.timeout_ms;
 	if (s->deadline == 0)
-		s->deadline = lab3_now_ms() + s->wait_ms;
+		set_deadline(s);
 	return STEP_WAIT;
+}
+
+/* set_deadline: when the session's wait runs out: after its silence
+ * (wait_ms from now), or at its limit if that comes first. */
+static void set_deadline(struct session *s)
+{
+	s->deadline = lab3_now_ms() + s->wait_ms;
+	if (s->limit != LIMIT_NONE && s->limit_at < s->deadline)
+		s->deadline = s->limit_at;
 }
 
 /* judge: let the protocol's rules (lab3_rx_accept) judge MSG.  Returns 0
@@ -627,22 +668,22 @@ static int sync_file(struct session *s)
 }
 
 /* keep_file: once the session has completed (its key sent), give the
- * verified, synced temporary file its final name: rename it, fsync the
- * directory.  A session that fails at any step keeps nothing.  The name
- * is the sender's base name, or sha256-HASHPREFIX without one. */
+ * verified, synced temporary file its final name, ID/NAME in the -o
+ * directory: one directory per student (id_dir_name()), so that two
+ * students' files of the same name never meet; NAME is the sender's base
+ * name, or sha256-HASHPREFIX without one.  Rename it there and fsync the
+ * directories.  A session that fails at any step keeps nothing. */
 static int keep_file(struct session *s)
 {
-	char final[PATH_MAX], hex[2 * LAB3_SHA256_LEN + 1];
-	int fd = s->tmp_fd, dir_fd, err;
+	char final[PATH_MAX], id_dir[3 * LAB3_ID_MAX + 1];
+	char hex[2 * LAB3_SHA256_LEN + 1];
+	int fd = s->tmp_fd, err;
 
 	s->tmp_fd = -1;
-	if (s->name[0] != '\0') {
-		snprintf(s->saved_as, sizeof(s->saved_as), "%s", s->name);
-	} else {
-		lab3_hex(s->sha256, LAB3_SHA256_LEN, hex);
-		snprintf(s->saved_as, sizeof(s->saved_as), "sha256-%.16s",
-			 hex);
-	}
+	id_dir_name(s->id, id_dir);
+	lab3_hex(s->sha256, LAB3_SHA256_LEN, hex);
+	snprintf(s->saved_as, sizeof(s->saved_as), s->name[0] ? "%s/%s" :
+		 "%s/sha256-%.16s", id_dir, s->name[0] ? s->name : hex);
 	if (snprintf(final, sizeof(final), "%s/%s", s->opt->out_dir,
 		     s->saved_as) >= (int)sizeof(final)) {
 		err = ENAMETOOLONG;
@@ -652,15 +693,19 @@ static int keep_file(struct session *s)
 		err = errno;
 		goto out_unlink;
 	}
+	/* The student's directory, made durable before the file goes in. */
+	*strrchr(final, '/') = '\0';
+	if (mkdir(final, 0755) != 0 && errno != EEXIST) {
+		err = errno;
+		goto out_unlink;
+	}
+	lab3_fsync_parent(final, NULL, 0);
+	final[strlen(final)] = '/';
 	if (rename(s->tmp_path, final) != 0) {
 		err = errno;
 		goto out_unlink;
 	}
-	dir_fd = open(s->opt->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir_fd >= 0) {
-		fsync(dir_fd);
-		close(dir_fd);
-	}
+	lab3_fsync_parent(final, NULL, 0);
 	return 0;
 
 out_close:
@@ -671,6 +716,26 @@ out_unlink:
 		 s->saved_as, strerror(err));
 	s->saved_as[0] = '\0';
 	return -1;
+}
+
+/* id_dir_name: the directory of DIR that the files of the student ID go
+ * into: ID itself, but for any byte other than a letter, a digit, '-',
+ * '_' or a '.' that does not begin it, written as %XX (so "a/b" is
+ * "a%2Fb" and ".." is "%2E."): never a path, never hidden, and two IDs
+ * never share one. */
+static void id_dir_name(const char *id, char out[3 * LAB3_ID_MAX + 1])
+{
+	for (size_t i = 0; id[i] != '\0'; i++) {
+		unsigned char c = (unsigned char)id[i];
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+		    (c == '.' && i > 0))
+			*out++ = (char)c;
+		else
+			out += sprintf(out, "%%%02X", c);
+	}
+	*out = '\0';
 }
 
 /* ---- The grading ledger (-l) ---- */
@@ -779,6 +844,10 @@ static void print_summary(const struct session *s)
 
 /* ---- Serving: many sessions, one thread ---- */
 
+struct server;
+static void advance(struct server *srv, struct session *s);
+static void end_early(struct session *s, const char *why);
+
 /* The receiver while it serves: its listener, whose rdma_cm channel all
  * its connections share, and the sessions in progress (-c at most). */
 struct server {
@@ -786,7 +855,7 @@ struct server {
 	const uint8_t *secret;
 	int ledger_fd;
 	struct lab3_listener listener;
-	struct session *sessions[MAX_SESSIONS_MAX];
+	struct session *sessions[2 * MAX_SESSIONS_MAX];	/* and closing */
 	int nsessions;
 	unsigned number;		/* sessions accepted so far */
 };
@@ -813,6 +882,17 @@ static void finish_session(struct server *srv, struct session *s)
 	free(s);
 }
 
+/* in_progress: the sessions that count against -c: all but those
+ * closing. */
+static int in_progress(const struct server *srv)
+{
+	int n = 0;
+
+	for (int i = 0; i < srv->nsessions; i++)
+		n += srv->sessions[i]->life < LIFE_CLOSING;
+	return n;
+}
+
 /* refuse_busy: a connection request while -c sessions are in progress:
  * turn it away at once, saying so (LAB3_BUSY_REASON: try later). */
 static void refuse_busy(struct server *srv, struct rdma_cm_id *id)
@@ -824,20 +904,49 @@ static void refuse_busy(struct server *srv, struct rdma_cm_id *id)
 			 LAB3_BUSY_REASON);
 	else
 		snprintf(why, sizeof(why), "%s with %d other sessions",
-			 LAB3_BUSY_REASON, srv->nsessions);
+			 LAB3_BUSY_REASON, in_progress(srv));
 	if (srv->opt->verbose)
 		fprintf(stderr, "receiver: refusing a connection: %s\n", why);
 	lab3_reject(id, why);
 	rdma_destroy_id(id);
 }
 
+/* make_room: the receiver is full and a sender asks to connect: end the
+ * session that has gone longest without sending FILE_INFO, if that is at
+ * least IDLE_EVICT_MS, so that idle connections cannot keep the others
+ * out.  Returns 1 if it ended one. */
+static int make_room(struct server *srv)
+{
+	long long now = lab3_now_ms();
+	struct session *idle = NULL;
+	char why[LAB3_REASON_MAX + 1];
+
+	for (int i = 0; i < srv->nsessions; i++) {
+		struct session *s = srv->sessions[i];
+
+		if (s->life == LIFE_RUNNING && s->limit == LIMIT_HANDSHAKE &&
+		    now - s->connected_at >= IDLE_EVICT_MS &&
+		    (idle == NULL || s->connected_at < idle->connected_at))
+			idle = s;
+	}
+	if (idle == NULL)
+		return 0;
+	snprintf(why, sizeof(why), "ended to make room for another sender: "
+		 "no FILE_INFO in %.1f s while the receiver was full (the "
+		 "idle limit)", (double)(now - idle->connected_at) / 1000);
+	end_early(idle, why);
+	advance(srv, idle);
+	return 1;
+}
+
 /* new_session: a connection request: accept it as a new session, or
- * refuse it when -c sessions are in progress. */
+ * refuse it when -c sessions are in progress and none can make room. */
 static void new_session(struct server *srv, struct rdma_cm_id *id)
 {
 	struct session *s;
 
-	if (srv->nsessions == srv->opt->max_sessions ||
+	if ((in_progress(srv) >= srv->opt->max_sessions && !make_room(srv)) ||
+	    srv->nsessions == 2 * MAX_SESSIONS_MAX ||
 	    (s = calloc(1, sizeof(*s))) == NULL) {
 		refuse_busy(srv, id);
 		return;
@@ -901,6 +1010,9 @@ static void advance(struct server *srv, struct session *s)
 		if (s->conn.connected && s->conn.error == 0) {
 			s->life = LIFE_RUNNING;
 			s->deadline = 0;
+			s->connected_at = now;
+			s->limit = LIMIT_HANDSHAKE;
+			s->limit_at = now + HANDSHAKE_S * 1000LL;
 			lab3_rx_begin(&s->rx, s->opt->max_bytes,
 				      s->opt->window_size,
 				      (uint32_t)s->opt->windows);
@@ -929,17 +1041,49 @@ static void advance(struct server *srv, struct session *s)
 static void wake(struct server *srv, struct session *s)
 {
 	if (s->deadline != 0 && s->life == LIFE_RUNNING && s->waiting)
-		s->deadline = lab3_now_ms() + s->wait_ms;
+		set_deadline(s);
 	advance(srv, s);
+}
+
+/* end_by_limit: S ran into its limit (end_early()). */
+static void end_by_limit(struct session *s)
+{
+	char why[LAB3_REASON_MAX + 1];
+	double seconds = (double)(lab3_now_ms() - s->connected_at) / 1000;
+
+	if (s->limit == LIMIT_HANDSHAKE)
+		snprintf(why, sizeof(why), "no FILE_INFO within %d s of "
+			 "connecting (the handshake limit)", HANDSHAKE_S);
+	else
+		snprintf(why, sizeof(why), "too slow: %llu of %llu bytes in "
+			 "%.0f s (the rate floor: 1 MiB/s after %d s)",
+			 (unsigned long long)(s->rx.stored *
+					      s->rx.window_size),
+			 (unsigned long long)s->rx.length, seconds,
+			 RATE_GRACE_S);
+	end_early(s, why);
+}
+
+/* end_early: a limit ends S before its sender is done: WHY is the
+ * connection's error, and the sender is told (ERROR, code RESOURCES: the
+ * receiver will not hold the session any longer). */
+static void end_early(struct session *s, const char *why)
+{
+	lab3_post_error(&s->conn, LAB3_ERR_RESOURCES, why);
+	lab3_time_out(&s->conn, 0);
+	snprintf(s->conn.err, sizeof(s->conn.err), "%s", why);
 }
 
 /* expire: S's deadline has passed: a silent sender times out; a closing
  * session stops waiting. */
 static void expire(struct server *srv, struct session *s)
 {
-	if ((s->life == LIFE_ACCEPTING ||
-	     (s->life == LIFE_RUNNING && s->waiting)) &&
-	    !lab3_settling(&s->conn))
+	if (s->life == LIFE_RUNNING && s->limit != LIMIT_NONE &&
+	    lab3_now_ms() >= s->limit_at && s->conn.error == 0)
+		end_by_limit(s);
+	else if ((s->life == LIFE_ACCEPTING ||
+		  (s->life == LIFE_RUNNING && s->waiting)) &&
+		 !lab3_settling(&s->conn))
 		lab3_time_out(&s->conn, s->wait_ms);
 	advance(srv, s);
 }
@@ -994,7 +1138,7 @@ static int take_cm_events(struct server *srv)
  * when serving must stop (a signal, or the listener failed). */
 static int wait_for_events(struct server *srv, const sigset_t *wait_mask)
 {
-	struct pollfd fds[1 + MAX_SESSIONS_MAX];
+	struct pollfd fds[1 + 2 * MAX_SESSIONS_MAX];
 	struct timespec ts, *timeout = NULL;
 	long long next = -1, now = lab3_now_ms();
 	int n = srv->nsessions;
@@ -1039,7 +1183,7 @@ static int serve_loop(struct server *srv, const sigset_t *wait_mask)
 	int status = LAB3_EXIT_OK;
 
 	while (!stop_requested) {
-		struct session *now_serving[MAX_SESSIONS_MAX];
+		struct session *now_serving[2 * MAX_SESSIONS_MAX];
 		int n;
 
 		if (wait_for_events(srv, wait_mask) != 0) {

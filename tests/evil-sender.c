@@ -14,7 +14,7 @@
  * other than the two below put the file into one REGION, so for them SIZE
  * must fit one of the receiver's windows.
  *
- * Two modes send the whole file as an honest sender does, through every
+ * Three modes send the whole file as an honest sender does, through every
  * window the receiver offers (REGIONs in file order, one per chunk; each
  * answered with the chunk's RDMA WRITEs and a DONE), and themselves check
  * the one answer the receiver must give:
@@ -29,6 +29,10 @@
  *                device must refuse it: the line then ends "remote access
  *                error".  The file must be larger than the receiver's
  *                windows together, or no window comes round.
+ *   dribble      Slowly: DRIBBLE_PAUSE_S seconds of nothing before each
+ *                chunk's WRITEs and DONE: never silent for long, but far
+ *                slower than any link.  A receiver's rate floor must end
+ *                it (the line then says "the receiver stopped it" and why).
  *
  * Exit status: 0 when it could carry out the misbehaviour, whatever the
  * receiver answered: judging the receiver's reaction is the test's job.
@@ -40,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../common.h"
@@ -49,6 +54,7 @@
 #define EVIL_MAX_BYTES (1ULL << 30)	/* the largest -s */
 #define EVIL_ID "evil"
 #define EVIL_EXIT_LET_THROUGH 3		/* the receiver let it through */
+#define DRIBBLE_PAUSE_S 4		/* dribble: between a chunk and DONE */
 
 /* The evil sender's connection, its file and what it has seen. */
 struct evil {
@@ -466,6 +472,37 @@ static int write_stale(struct evil *e)
 	return -ECANCELED;
 }
 
+/* pause_before_done: dribble's pause before each chunk. */
+static int pause_before_done(struct evil *e)
+{
+	struct timespec ts = { .tv_sec = DRIBBLE_PAUSE_S };
+
+	(void)e;
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+	return 0;
+}
+
+/* A slow sender: the whole file, honestly, but DRIBBLE_PAUSE_S seconds
+ * after each chunk's WRITEs before its DONE (send_file()'s BEFORE runs
+ * before the WRITEs, which land at once anyway: the pause before the
+ * WRITEs is as slow).  The receiver must end it before it is done. */
+static int dribble(struct evil *e)
+{
+	struct lab3_msg info, verdict;
+	int ret;
+
+	file_info(e, e->size, &info);
+	ret = send_file(e, &info, pause_before_done, &verdict);
+	if (ret != 0)
+		return ret;
+	snprintf(e->what, sizeof(e->what), "dribble: the whole file went "
+		 "through, %u chunks, %d s apart", e->chunks,
+		 DRIBBLE_PAUSE_S);
+	e->status = EVIL_EXIT_LET_THROUGH;
+	return 0;
+}
+
 /* A write into a window the receiver took back: the whole file, honestly,
  * but with write_stale() before each chunk.  The receiver's device must
  * refuse that write. */
@@ -517,6 +554,7 @@ static const struct evil_mode modes[] = {
 	{ "gone-after-verdict", gone_after_verdict },
 	{ "bad-hash", bad_hash },
 	{ "stale-write", stale_write },
+	{ "dribble", dribble },
 };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 

@@ -27,7 +27,7 @@ do
 	expect_status 0 "$SENDER_STATUS" "a good sender after $mode ($SENDER_ERR)"
 	expect_summary "id good, 100000 bytes, verdict good, key sent" \
 		"the good sender after $mode"
-	rm "$out/good"
+	rm -r "$out/good"
 	cases=$((cases + 1))
 done
 echo "$cases misbehaving senders, each followed by a good one"

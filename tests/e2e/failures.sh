@@ -176,7 +176,7 @@ run_sender_as_nobody 65536 -i nobody "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/locked"
 expect_status 0 "$SENDER_STATUS" "not root, ulimit -l 64 KiB ($SENDER_ERR)"
 expect_summary "id nobody, 1000000 bytes, verdict good, key sent" \
 	"a sender under a 64 KiB locked-memory limit"
-rm "$out/locked"
+rm -r "$out/nobody"
 
 # With no locked memory at all it cannot register even its message
 # buffers: one clear line naming `ulimit -l` (libibverbs adds a warning of
@@ -189,9 +189,9 @@ expect_sender_fails 2 "ulimit -l" "not root, ulimit -l 0"
 # After all that, a normal transfer still works.
 run_sender -i alice "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/small"
 expect_status 0 "$SENDER_STATUS" "a good transfer after the failures ($SENDER_ERR)"
-expect_summary "id alice, 1000 bytes, verdict good, key sent, saved as small" \
+expect_summary "id alice, 1000 bytes, verdict good, key sent, saved as alice/small" \
 	"the good transfer"
-expect_saved_only "$out" small
+expect_saved_only "$out" alice/small
 
 stop_receiver
 expect_status 0 "$RX_STATUS" "receiver after SIGTERM"

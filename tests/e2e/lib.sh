@@ -29,13 +29,14 @@ make_file() {
 	head -c "$2" /dev/urandom >"$1" || fail "cannot create $1"
 }
 
-# expect_saved_only DIR NAME...: DIR holds exactly the files NAME...,
-# with no temporary file left behind.
+# expect_saved_only DIR ID/NAME...: DIR holds exactly the files
+# ID/NAME... (the receiver saves each student's files in a directory of
+# its own), with no temporary file left behind.
 expect_saved_only() {
 	local dir=$1 want got
 	shift
 	want=$(printf '%s\n' "$@" | sort)
-	got=$(ls -A "$dir" | sort)
+	got=$(find "$dir" -mindepth 1 -type f -printf '%P\n' | sort)
 	[ "$got" = "$want" ] ||
 		fail "files in $dir: '$(echo $got)', expected '$(echo $want)'"
 }

@@ -112,9 +112,9 @@ server() {
 	scripts/rxe-wait listen "$PORT" || fail "the receiver does not listen"
 
 	# 1. A transfer.
-	summary 120 "id pair-student, 5000000 bytes, verdict good, key sent, saved as file," \
+	summary 120 "id pair-student, 5000000 bytes, verdict good, key sent, saved as pair-student/file," \
 		"the first transfer"
-	[ "$(sha256sum <"$out/file")" = "$(cat "$RXE_SHARE/sha256.file")" ] ||
+	[ "$(sha256sum <"$out/pair-student/file")" = "$(cat "$RXE_SHARE/sha256.file")" ] ||
 		fail "the saved file differs from the one sent"
 
 	# 2. The link cut once the first chunk of 16 is stored: the sender
@@ -134,7 +134,7 @@ server() {
 	# to disconnect; 4 s more for a busy machine and whole seconds.
 	[ "$took" -le $((RX_TIMEOUT + 6)) ] ||
 		fail "the receiver ended the session $took s after the cut"
-	expect_saved_only "$out" file
+	expect_saved_only "$out" pair-student/file
 	wait_for_file "$RXE_SHARE/sender-ended" 30 ||
 		fail "the sender did not end within 30 s of the cut"
 	took=$((SECONDS - cut))
@@ -147,11 +147,11 @@ server() {
 	# 3. The link back up: the same receiver serves again.
 	link up || fail "cannot restore host A's link"
 	: >"$RXE_SHARE/link-up"
-	summary 60 "id after-cut, 3000000 bytes, verdict good, key sent, saved as again," \
+	summary 60 "id after-cut, 3000000 bytes, verdict good, key sent, saved as after-cut/again," \
 		"the transfer after the link came back"
-	[ "$(sha256sum <"$out/again")" = "$(cat "$RXE_SHARE/sha256.again")" ] ||
+	[ "$(sha256sum <"$out/after-cut/again")" = "$(cat "$RXE_SHARE/sha256.again")" ] ||
 		fail "the file saved after the cut differs from the one sent"
-	expect_saved_only "$out" file again
+	expect_saved_only "$out" pair-student/file after-cut/again
 
 	stop_receiver
 	expect_status 0 "$RX_STATUS" "the receiver stopped by SIGTERM"

@@ -31,12 +31,12 @@ for size in 0 1 4096 3145745 67108864; do
 	summary=$(next_line) || fail "no summary line for $size bytes"
 	echo "$summary"
 	case $summary in
-	*"id $id, $size bytes, verdict good, key sent, saved as file-$size.bin"*) ;;
+	*"id $id, $size bytes, verdict good, key sent, saved as $id/file-$size.bin"*) ;;
 	*) fail "$size bytes: summary '$summary'" ;;
 	esac
-	cmp "$file" "$TEST_TMP/out/file-$size.bin" ||
+	cmp "$file" "$TEST_TMP/out/$id/file-$size.bin" ||
 		fail "$size bytes: the saved file differs"
-	saved+=("file-$size.bin")
+	saved+=("$id/file-$size.bin")
 	rm "$file"
 done
 
@@ -78,11 +78,11 @@ awk -v h="${times[0]}" -v t="${times[1]}" -v v="${times[2]}" \
 summary=$(next_line) || fail "no summary line for --json"
 echo "$summary"
 case $summary in
-*"id student-json, 1048576 bytes, verdict good, key sent, saved as json.bin"*) ;;
+*"id student-json, 1048576 bytes, verdict good, key sent, saved as student-json/json.bin"*) ;;
 *) fail "--json: summary '$summary'" ;;
 esac
-cmp "$file" "$TEST_TMP/out/json.bin" || fail "--json: the saved file differs"
-saved+=(json.bin)
+cmp "$file" "$TEST_TMP/out/student-json/json.bin" || fail "--json: the saved file differs"
+saved+=(student-json/json.bin)
 
 # A bad verdict, the receiver's side: tests/evil-sender sends a 1 MiB file
 # honestly but claims a wrong hash: verdict bad, no ID asked for, no key,
@@ -153,7 +153,10 @@ claimed=${BASH_REMATCH[1]}
 bad=$(next_line) || fail "no summary line for $weird with a wrong hash"
 echo "$bad"
 after=$(date -u +%FT%TZ)
-rm -f "$TEST_TMP/out/$weird"
+# Saved under its ID, escaped: '"' is %22, '\' is %5C.
+[ -f "$TEST_TMP/out/stu%22dent%5C42/$weird" ] ||
+	fail "$weird is not saved under stu%22dent%5C42/: $(ls -A "$TEST_TMP/out")"
+rm -r "$TEST_TMP/out/stu%22dent%5C42"
 cat "$ledger"
 
 # Every line is a record: the fields in order, strings escaped, plain
@@ -241,7 +244,10 @@ run_sender -i "$weird_id" "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/$weird"
 expect_status 0 "$SENDER_STATUS" "sender after a cut-short record ($SENDER_ERR)"
 retry=$(next_line) || fail "no summary line after a cut-short record"
 echo "$retry"
-rm -f "$TEST_TMP/out/$weird" "$TEST_TMP/$weird"
+# Saved under its ID, escaped: '"' is %22, '\' is %5C.
+[ -f "$TEST_TMP/out/stu%22dent%5C42/$weird" ] ||
+	fail "$weird is not saved under stu%22dent%5C42/: $(ls -A "$TEST_TMP/out")"
+rm -r "$TEST_TMP/out/stu%22dent%5C42" "$TEST_TMP/$weird"
 mapfile -t lines <"$ledger"
 printf '%s\n' "${lines[@]: -3}"
 [ "${#lines[@]}" -eq $((sessions + 2)) ] &&

@@ -33,7 +33,7 @@ start_receiver -t 60 -w 1M -n 2 -o "$TEST_TMP/out" -k "$TEST_TMP/secret" ||
 status=$?
 [ "$status" -eq 99 ] && memcheck_clean "$TEST_TMP/sender.vg" "the sender"
 expect_status 0 "$status" "the sender under valgrind ($(cat "$TEST_TMP/sender.err"))"
-expect_summary "id memcheck, 3000000 bytes, verdict good, key sent, saved as file" \
+expect_summary "id memcheck, 3000000 bytes, verdict good, key sent, saved as memcheck/file" \
 	"the session under valgrind"
 cmp -s "$TEST_TMP/file" "$TEST_TMP/out/file" || fail "the saved file differs"
 

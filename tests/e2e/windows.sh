@@ -18,8 +18,8 @@ regions=$(grep -c "received REGION" "$TEST_TMP/sender.err")
 dones=$(grep -c "send DONE" "$TEST_TMP/sender.err")
 [ "$regions" -eq 1 ] && [ "$dones" -eq 1 ] ||
 	fail "one window: $regions REGIONs and $dones DONEs, expected 1 and 1"
-expect_summary "verdict good, key sent, saved as one," "one window"
-cmp "$TEST_TMP/one" "$out/one" || fail "one window: saved file differs"
+expect_summary "verdict good, key sent, saved as one/one," "one window"
+cmp "$TEST_TMP/one" "$out/one/one" || fail "one window: saved file differs"
 
 # size name chunks: two windows, an odd many, an exact many.
 for spec in "131072 two 2" "1060865 odd 17" "1310720 exact 20"; do
@@ -32,10 +32,10 @@ for spec in "131072 two 2" "1060865 odd 17" "1310720 exact 20"; do
 	regions=$(grep -c "received REGION" "$TEST_TMP/sender.err")
 	[ "$regions" -eq "$3" ] ||
 		fail "$2: $regions REGIONs for $1 bytes, expected $3"
-	expect_summary "id $2, $1 bytes, verdict good, key sent, saved as $2," "$2"
-	cmp "$TEST_TMP/$2" "$out/$2" || fail "$2: saved file differs"
+	expect_summary "id $2, $1 bytes, verdict good, key sent, saved as $2/$2," "$2"
+	cmp "$TEST_TMP/$2" "$out/$2/$2" || fail "$2: saved file differs"
 done
-expect_saved_only "$out" one two odd exact
+expect_saved_only "$out" one/one two/two odd/odd exact/exact
 
 # evil_sender MODE NAME WHAT: tests/evil-sender MODE, sending 1060865
 # bytes (17 windows) as NAME; it must exit 0, and its line goes in EVIL.
@@ -55,7 +55,7 @@ case $EVIL in
 esac
 expect_summary "id -, 1060865 bytes, verdict bad, [0-9.]+ s$" \
 	"bad hash over many windows"
-expect_saved_only "$out" one two odd exact
+expect_saved_only "$out" one/one two/two odd/odd exact/exact
 
 # A write with a revoked window's rkey (tests/evil-sender stale-write:
 # when the first window comes round again, 1 byte under its old rkey):
@@ -67,7 +67,7 @@ case $EVIL in
 esac
 expect_summary "id -, 1060865 bytes, verdict none, .*failed: " \
 	"a write into a revoked window"
-expect_saved_only "$out" one two odd exact
+expect_saved_only "$out" one/one two/two odd/odd exact/exact
 
 # And the receiver serves the next sender.
 run_sender -i after "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/odd"
