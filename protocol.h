@@ -605,6 +605,7 @@ static inline int lab3_decode(const void *buf, size_t byte_len,
  *
  *   lab3_rx_begin        a new session, with the receiver's settings
  *   lab3_rx_accept       a message arrived: take it, or say why not
+ *   lab3_rx_may_offer    whether a REGION may go out now
  *   lab3_rx_next_region  the next chunk to offer a REGION for, if any
  *   lab3_rx_stored       the oldest finished chunk is hashed and stored
  *   lab3_rx_decide       every chunk is stored: the verdict is out
@@ -784,6 +785,14 @@ static inline int lab3_rx_accept(struct lab3_rx *rx, const struct lab3_msg *msg,
 	}
 }
 
+/* lab3_rx_may_offer: whether a REGION may go out now (see below), without
+ * counting it. */
+static inline int lab3_rx_may_offer(const struct lab3_rx *rx)
+{
+	return rx->phase == LAB3_RX_CHUNKS && rx->offered < rx->nchunks &&
+	       rx->offered - rx->stored < rx->nwindows;
+}
+
 /* lab3_rx_next_region: whether a REGION may go out now, for the next
  * chunk in file order; if so, its OFFSET and LENGTH, counted as offered.
  * A chunk's window is free again once the chunk it held is stored, so at
@@ -791,8 +800,7 @@ static inline int lab3_rx_accept(struct lab3_rx *rx, const struct lab3_msg *msg,
 static inline int lab3_rx_next_region(struct lab3_rx *rx, uint64_t *offset,
 				      uint64_t *length)
 {
-	if (rx->phase != LAB3_RX_CHUNKS || rx->offered == rx->nchunks ||
-	    rx->offered - rx->stored == rx->nwindows)
+	if (!lab3_rx_may_offer(rx))
 		return 0;
 	lab3_rx_chunk(rx, rx->offered, offset, length);
 	rx->offered++;
@@ -872,8 +880,7 @@ static inline enum lab3_rx_step lab3_rx_step(const struct lab3_rx *rx)
 	case LAB3_RX_CHUNKS:
 		if (rx->done > rx->stored)
 			return LAB3_RX_STORE_CHUNK;
-		if (rx->offered < rx->nchunks &&
-		    rx->offered - rx->stored < rx->nwindows)
+		if (lab3_rx_may_offer(rx))
 			return LAB3_RX_SEND_REGION;
 		return LAB3_RX_RECV_DONE;
 	case LAB3_RX_VERDICT:

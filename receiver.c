@@ -105,6 +105,8 @@ struct options {
 	const char *ledger_summary;	/* --ledger-summary */
 	int timeout_s;
 	int max_sessions;		/* -c */
+	uint64_t budget;		/* -b: window memory, all sessions */
+	int budget_given;
 	int verbose;
 };
 
@@ -115,6 +117,17 @@ struct window {
 	struct ibv_mr *mr;		/* NULL: the sender may not write */
 	uint64_t offset;		/* file offset of its current chunk */
 	uint64_t length;		/* and that chunk's length */
+	int held;			/* it holds its bytes of the budget */
+};
+
+/* The budget of window memory that all sessions share (-b): a window
+ * holds its bytes of it while a chunk is in it, and sessions that find
+ * it spent wait their turn, first come first served. */
+struct window_budget {
+	uint64_t bytes;			/* -b */
+	uint64_t used;
+	struct session *queue[2 * MAX_SESSIONS_MAX];	/* waiting, oldest 1st */
+	int nqueue;
 };
 
 /* A session's life around the lab's steps, in the serving loop. */
@@ -135,6 +148,7 @@ enum session_limit {
 /* One session: one sender, from connection to disconnection. */
 struct session {
 	const struct options *opt;
+	struct window_budget *budget;		/* the receiver's */
 	const uint8_t *secret;
 	struct lab3_conn conn;
 	unsigned number;
@@ -217,6 +231,12 @@ static int give_up(struct session *s, enum lab3_error_code code,
 		   const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static struct window *chunk_window(struct session *s, uint64_t chunk);
+static uint64_t window_bytes(const struct session *s);
+static int take_budget(struct session *s, uint64_t bytes);
+static int wait_for_budget(struct session *s);
+static void give_back(struct session *s, struct window *w);
+static void leave_queue(struct session *s);
+static void join_queue(struct session *s);
 static int setup_windows(struct session *s);
 static int write_all(int fd, const uint8_t *buf, uint64_t len);
 static int sync_file(struct session *s);
@@ -294,13 +314,25 @@ static int recv_file_info(struct session *s)
  * one empty descriptor: there is nothing to write. */
 static int send_region(struct session *s)
 {
-	uint64_t offset, length;
+	uint64_t offset = 0, length = 0;
 
-	while (s->conn.credits > 0 &&
-	       lab3_rx_next_region(&s->rx, &offset, &length)) {
-		struct window *w = chunk_window(s, s->rx.offered - 1);
+	while (s->conn.credits > 0 && lab3_rx_may_offer(&s->rx)) {
+		struct window *w = chunk_window(s, s->rx.offered);
 		struct lab3_msg msg = { .type = LAB3_MSG_REGION };
 		int ret;
+
+		if (!w->held && !take_budget(s, window_bytes(s))) {
+			/* No window memory free: wait for it, and meanwhile
+			 * take in the chunks already in flight, whose stores
+			 * give memory back. */
+			if (s->rx.offered > s->rx.stored) {
+				join_queue(s);
+				return recv_done(s);
+			}
+			return wait_for_budget(s);
+		}
+		w->held = 1;
+		lab3_rx_next_region(&s->rx, &offset, &length);
 
 		w->offset = offset;
 		w->length = length;
@@ -361,6 +393,12 @@ static int store_chunk(struct session *s)
 				(off64_t)w->length, SYNC_FILE_RANGE_WRITE);
 	if (lab3_rx_stored(&s->rx))
 		s->limit = LIMIT_NONE;	/* every byte is in */
+	/* Its window's memory goes back to the budget when another session
+	 * waits for it (so that windows go round), or when no chunk is left
+	 * for it. */
+	if (s->budget->nqueue > 0 ||
+	    s->rx.stored - 1 + s->rx.nwindows >= s->rx.nchunks)
+		give_back(s, w);
 	return 0;
 }
 
@@ -554,6 +592,75 @@ static int give_up(struct session *s, enum lab3_error_code code,
 
 /* ---- Windows and the file being built ---- */
 
+/* take_budget: BYTES of the window budget for S, if they are free and
+ * no session waits before it.  Returns 1 when S has them. */
+static int take_budget(struct session *s, uint64_t bytes)
+{
+	struct window_budget *b = s->budget;
+
+	if ((b->nqueue > 0 && b->queue[0] != s) || b->used + bytes > b->bytes)
+		return 0;
+	b->used += bytes;
+	leave_queue(s);
+	return 1;
+}
+
+/* wait_for_budget: S waits, in the queue, for window memory: it is not
+ * waiting for its sender, so only its limit can end the wait.  Returns
+ * STEP_WAIT. */
+static int wait_for_budget(struct session *s)
+{
+	join_queue(s);
+	s->waiting = 1;
+	s->deadline = s->limit != LIMIT_NONE ? s->limit_at : 0;
+	return STEP_WAIT;
+}
+
+/* give_back: W's chunk is stored (or its session over): let go of its
+ * pages and return its bytes to the budget; the session first in the
+ * queue gets its turn. */
+static void give_back(struct session *s, struct window *w)
+{
+	struct window_budget *b = s->budget;
+
+	if (!w->held)
+		return;
+	w->held = 0;
+	b->used -= window_bytes(s);
+	if (w->buf != NULL)
+		madvise(w->buf, window_bytes(s), MADV_DONTNEED);
+	if (b->nqueue > 0)
+		b->queue[0]->woken = 1;
+}
+
+/* join_queue: S waits for window memory, after those already waiting. */
+static void join_queue(struct session *s)
+{
+	struct window_budget *b = s->budget;
+	int i;
+
+	for (i = 0; i < b->nqueue && b->queue[i] != s; i++)
+		;
+	if (i == b->nqueue)
+		b->queue[b->nqueue++] = s;
+}
+
+/* leave_queue: S no longer waits for window memory. */
+static void leave_queue(struct session *s)
+{
+	struct window_budget *b = s->budget;
+
+	for (int i = 0; i < b->nqueue; i++)
+		if (b->queue[i] == s) {
+			b->nqueue--;
+			memmove(&b->queue[i], &b->queue[i + 1],
+				(size_t)(b->nqueue - i) * sizeof(b->queue[0]));
+			if (i == 0 && b->nqueue > 0)
+				b->queue[0]->woken = 1;
+			return;
+		}
+}
+
 /* chunk_window: the window that chunk CHUNK goes through. */
 static struct window *chunk_window(struct session *s, uint64_t chunk)
 {
@@ -645,9 +752,11 @@ static void free_windows(struct session *s)
 	for (uint32_t i = 0; i < s->rx.nwindows; i++) {
 		if (s->windows[i].mr != NULL)
 			ibv_dereg_mr(s->windows[i].mr);
+		give_back(s, &s->windows[i]);
 		if (s->windows[i].buf != NULL)
 			munmap(s->windows[i].buf, size);
 	}
+	leave_queue(s);
 	lab3_sha256_free(&s->hash);
 	if (s->tmp_fd >= 0) {
 		close(s->tmp_fd);
@@ -855,6 +964,7 @@ struct server {
 	const uint8_t *secret;
 	int ledger_fd;
 	struct lab3_listener listener;
+	struct window_budget budget;		/* -b */
 	struct session *sessions[2 * MAX_SESSIONS_MAX];	/* and closing */
 	int nsessions;
 	unsigned number;		/* sessions accepted so far */
@@ -953,6 +1063,7 @@ static void new_session(struct server *srv, struct rdma_cm_id *id)
 	}
 	*s = (struct session) {
 		.opt = srv->opt,
+		.budget = &srv->budget,
 		.secret = srv->secret,
 		.number = ++srv->number,
 		.tmp_fd = -1,
@@ -1152,6 +1263,8 @@ static int wait_for_events(struct server *srv, const sigset_t *wait_mask)
 					      .events = POLLIN };
 		if (s->deadline != 0 && (next < 0 || s->deadline < next))
 			next = s->deadline;
+		if (s->woken)
+			next = now;	/* its turn came: do not sleep */
 	}
 	if (next >= 0) {
 		next = next > now ? next - now : 0;
@@ -1225,20 +1338,20 @@ static int serve_loop(struct server *srv, const sigset_t *wait_mask)
  * default port, secret file and timeout. */
 static const char usage_text[] =
 "usage: receiver [-v] [-a ADDR] [-p PORT] [-o DIR] [-m MAX_BYTES] [-l LEDGER]\n"
-"                [-c SESSIONS] [-w WINDOW_SIZE] [-n WINDOWS] [-k SECRET_FILE]\n"
-"                [-t SECONDS]\n"
+"                [-c SESSIONS] [-w WINDOW_SIZE] [-n WINDOWS] [-b BUDGET]\n"
+"                [-k SECRET_FILE] [-t SECONDS]\n"
 "       receiver [-k SECRET_FILE] --key-for ID\n"
 "       receiver --ledger-summary LEDGER | --version | -h | --help\n"
 "\n"
 "Serve Lab 3 senders, several at once, until SIGINT or SIGTERM.\n"
 "\n"
-"  -a ADDR         listen on ADDR only (default: all addresses)\n"
-"  -p PORT         listen on PORT; 0 picks a free one (default %d)\n"
+"  -a ADDR, -p PORT  listen on ADDR (default: all), PORT (default %d; 0: any)\n"
 "  -o DIR          save each verified file into DIR, under its base name\n"
 "  -m MAX_BYTES    refuse larger files; K, M, G suffixes (default 64G)\n"
 "  -c SESSIONS     senders served at once, 1 to %d; more are busy (default %d)\n"
-"  -w WINDOW_SIZE  window size, 64K to 1G (default 16M, less to fit ulimit -l)\n"
-"  -n WINDOWS      windows in flight, 2 to %d (default %d); memory: -n times -w\n"
+"  -w WINDOW_SIZE, -n WINDOWS  each session's windows: 64K to 1G (default\n"
+"                  16M, less to fit ulimit -l), 2 to %d in flight (default %d)\n"
+"  -b BUDGET       window memory of all sessions together (default 2 x -n x -w)\n"
 "  -k SECRET_FILE  the secret the keys derive from (default ~/%s)\n"
 "  -t SECONDS      end a session after SECONDS of silence (default %d)\n"
 "  -l LEDGER       append one JSON line per session to LEDGER, for grading\n"
@@ -1286,6 +1399,14 @@ static int parse_number_option(struct options *opt, int opt_char,
 			return 0;
 		fprintf(stderr, "receiver: -w %s: not a window size from 64K "
 			"to 1G, in pages\n", arg);
+		return -1;
+	case 'b':
+		opt->budget_given = 1;
+		if (lab3_parse_size(arg, &opt->budget) == 0 &&
+		    opt->budget >= WINDOW_SIZE_MIN)
+			return 0;
+		fprintf(stderr, "receiver: -b %s: not a byte count of 64K or "
+			"more\n", arg);
 		return -1;
 	case 'c':
 		opt->max_sessions = (int)lab3_parse_number(arg, 1,
@@ -1342,7 +1463,7 @@ static int parse_args(struct options *opt, int argc, char **argv)
 	};
 	int opt_char, serving_options = 0;
 
-	while ((opt_char = getopt_long(argc, argv, "a:c:hk:l:m:n:o:p:t:vw:",
+	while ((opt_char = getopt_long(argc, argv, "a:b:c:hk:l:m:n:o:p:t:vw:",
 				       longopts, NULL)) != -1) {
 		if (strchr("almnoptvw", opt_char) != NULL)
 			serving_options = 1;
@@ -1355,6 +1476,7 @@ static int parse_args(struct options *opt, int argc, char **argv)
 		case 'L': opt->ledger_summary = optarg; break;
 		case 'v': opt->verbose = 1; break;
 		case 'p': case 'm': case 'w': case 'n': case 't': case 'c':
+		case 'b':
 			if (parse_number_option(opt, opt_char, optarg) != 0)
 				return -1;
 			break;
@@ -1375,6 +1497,29 @@ static int parse_args(struct options *opt, int argc, char **argv)
 		return -1;
 	}
 	return check_modes(opt, serving_options);
+}
+
+/* set_budget: the window memory all sessions share (-b): by default
+ * twice one session's (-n times -w), within `ulimit -l` when not root;
+ * it must hold one window of -w. */
+static int set_budget(struct options *opt)
+{
+	uint64_t one = opt->window_size * (uint64_t)opt->windows;
+	struct rlimit rl;
+
+	if (!opt->budget_given) {
+		opt->budget = 2 * one;
+		if (geteuid() != 0 && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 &&
+		    rl.rlim_cur != RLIM_INFINITY &&
+		    opt->budget + LAB3_MEMLOCK_RESERVE > rl.rlim_cur)
+			opt->budget = one;	/* fit_memlock() made it fit */
+	}
+	if (opt->budget >= opt->window_size)
+		return 0;
+	fprintf(stderr, "receiver: -b %llu KiB cannot hold one window of -w "
+		"%llu KiB\n", (unsigned long long)opt->budget >> 10,
+		(unsigned long long)opt->window_size >> 10);
+	return -1;
 }
 
 /* fit_memlock: the windows are registered memory, which counts against
@@ -1480,6 +1625,7 @@ static int serve(struct options *opt, const uint8_t *secret, int ledger_fd)
 		.opt = opt,
 		.secret = secret,
 		.ledger_fd = ledger_fd,
+		.budget = { .bytes = opt->budget },
 	};
 	struct lab3_listener *listener = &srv.listener;
 	char port[8], where[64];
@@ -1546,7 +1692,8 @@ int main(int argc, char **argv)
 			return LAB3_EXIT_LOCAL;
 		}
 	}
-	if (fit_memlock(&opt, opt.window_size_given) != 0)
+	if (fit_memlock(&opt, opt.window_size_given) != 0 ||
+	    set_budget(&opt) != 0)
 		status = LAB3_EXIT_LOCAL;
 	else
 		status = serve(&opt, secret, ledger_fd);

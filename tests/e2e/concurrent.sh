@@ -8,7 +8,9 @@
 # ledger record, and the misbehaving sessions fail without holding up the
 # others: every honest session ends before the silent one times out.
 # Then two students send files of the same name at once: each is saved
-# under its ID.
+# under its ID.  Last, 8 senders share a window budget (-b) far below
+# what they would take: they take turns, and the registered memory stays
+# within the budget.
 . tests/e2e/lib.sh
 
 out="$TEST_TMP/out"
@@ -100,3 +102,43 @@ done
 
 stop_receiver
 expect_status 0 "$RX_STATUS" "the receiver after SIGTERM"
+
+# A window budget (-b 1M) far below what 8 sessions of 4 windows of 256K
+# would take: the sessions take turns, every sender gets its key, and the
+# receiver's registered memory, sampled from outside (rdma res show mr)
+# while they run, never exceeds the budget plus each session's message
+# buffers (under 8 KiB).
+start_receiver -c 8 -w 256K -n 4 -b 1M -k "$TEST_TMP/secret" ||
+	fail "no receiver with -b 1M"
+make_file "$TEST_TMP/eight" $((8 << 20))
+pids=()
+for i in 1 2 3 4 5 6 7 8; do
+	./sender -q -i "budget$i" "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/eight" \
+		>"$TEST_TMP/b$i.out" 2>"$TEST_TMP/b$i.err" &
+	pids+=($!)
+done
+most=0
+while kill -0 "${pids[@]}" 2>/dev/null; do
+	now=$(rdma res show mr | awk '/ comm receiver/ {
+		for (i = 1; i < NF; i++) if ($i == "mrlen") sum += $(i + 1) }
+		END { print sum + 0 }')
+	[ "$now" -gt "$most" ] && most=$now
+done
+for i in "${!pids[@]}"; do
+	wait "${pids[$i]}" ||
+		fail "budget sender $((i + 1)): $(cat "$TEST_TMP/b$((i + 1)).err")"
+done
+echo "the receiver's registered memory peaked at $most bytes (-b 1M)"
+[ "$most" -le $(((1 << 20) + 8 * 8192)) ] ||
+	fail "registered memory reached $most bytes, over -b 1M"
+[ "$most" -ge $((256 << 10)) ] ||
+	fail "the sampling saw no window registered ($most bytes)"
+for _ in 1 2 3 4 5 6 7 8; do
+	line=$(next_line 30) || fail "fewer than 8 summary lines with -b"
+	case $line in
+	*"verdict good, key sent"*) ;;
+	*) fail "with -b 1M: $line" ;;
+	esac
+done
+stop_receiver
+expect_status 0 "$RX_STATUS" "the receiver with -b 1M after SIGTERM"

@@ -8,7 +8,10 @@
 #      receiver ends the session within its timeout, with a summary line
 #      saying why, no file saved and no key sent; the sender ends within
 #      its timeout with exit status 3 and one clear line;
-#   3. the link back up: the same receiver serves a transfer again.
+#   3. the link back up: the same receiver serves a transfer again;
+#   4. eight senders at once from host B (files of 1 byte to 5 MB, through
+#      a window budget that fits four of the receiver's 1 MiB windows):
+#      each gets its key, host A saves each file as sent.
 # The hosts tell each other what happened with marker files in RXE_SHARE.
 . tests/e2e/lib.sh
 
@@ -101,7 +104,8 @@ server() {
 	local out=$TEST_TMP/out cut took stored
 
 	mkdir "$out"
-	for id in pair-student after-cut; do
+	for id in pair-student after-cut conc1 conc2 conc3 conc4 conc5 conc6 \
+		conc7 conc8; do
 		./receiver -k "$TEST_TMP/secret" --key-for "$id" \
 			>"$RXE_SHARE/key.$id" || fail "no key for $id"
 	done
@@ -153,6 +157,20 @@ server() {
 		fail "the file saved after the cut differs from the one sent"
 	expect_saved_only "$out" pair-student/file after-cut/again
 
+	# 4. Eight senders at once.
+	for i in 1 2 3 4 5 6 7 8; do
+		line=$(next_line 120) || fail "only $((i - 1)) of 8 concurrent sessions ended"
+		echo "$line"
+		case $line in
+		*" id conc"?", "*", verdict good, key sent, saved as conc"?"/c"?", "*) ;;
+		*) fail "a concurrent session: $line" ;;
+		esac
+	done
+	for i in 1 2 3 4 5 6 7 8; do
+		[ "$(sha256sum <"$out/conc$i/c$i")" = "$(cat "$RXE_SHARE/sha256.c$i")" ] ||
+			fail "concurrent file c$i differs from the one sent"
+	done
+
 	stop_receiver
 	expect_status 0 "$RX_STATUS" "the receiver stopped by SIGTERM"
 }
@@ -190,6 +208,26 @@ client() {
 	echo "$SENDER_OUT"
 	[ "$SENDER_OUT" = "secret key: $(cat "$RXE_SHARE/key.after-cut")" ] ||
 		fail "after the cut: wrong key: $SENDER_OUT"
+
+	# 4. Eight senders at once.
+	local sizes=(1 70000 1000000 1048576 2500000 3000001 4194304 5000000)
+	local pids=() i
+	for i in 1 2 3 4 5 6 7 8; do
+		make_file "$TEST_TMP/c$i" "${sizes[$((i - 1))]}"
+		sha256sum <"$TEST_TMP/c$i" >"$RXE_SHARE/sha256.c$i"
+	done
+	for i in 1 2 3 4 5 6 7 8; do
+		./sender -q -i "conc$i" "$RXE_PEER_ADDR" "$PORT" "$TEST_TMP/c$i" \
+			>"$TEST_TMP/c$i.out" 2>"$TEST_TMP/c$i.err" &
+		pids+=($!)
+	done
+	for i in 1 2 3 4 5 6 7 8; do
+		wait "${pids[$((i - 1))]}" ||
+			fail "concurrent sender $i: $(cat "$TEST_TMP/c$i.err")"
+		[ "$(cat "$TEST_TMP/c$i.out")" = "secret key: $(cat "$RXE_SHARE/key.conc$i")" ] ||
+			fail "concurrent sender $i: wrong key: $(cat "$TEST_TMP/c$i.out")"
+	done
+	echo "8 concurrent senders: 8 keys"
 }
 
 case ${1:-} in
