@@ -896,6 +896,15 @@ static int bind_listener(struct lab3_listener *listener, const char *addr,
 		       addr == NULL ? AF_INET : AF_UNSPEC);
 }
 
+/* How many connection requests may wait for the server to take them
+ * (rdma_get_cm_event).  The kernel's rdma_ucm drops a request that finds
+ * this many waiting (up to its net.rdma_ucm.max_backlog, default 1024),
+ * and the sender's CM only sends it again after a timeout of several
+ * seconds: with a backlog of 4, a class of 16 senders starting at once
+ * waited 6 s more in the bed.  A server that is full still takes each
+ * request, to refuse it at once with a reason (lab3_reject). */
+#define LISTEN_BACKLOG 256
+
 /* lab3_listen: the server's bind and listen; see common.h. */
 int lab3_listen(struct lab3_listener *listener, const char *addr,
 		const char *port, uint16_t *bound_port)
@@ -909,7 +918,7 @@ int lab3_listen(struct lab3_listener *listener, const char *addr,
 	ret = bind_listener(listener, addr, port);
 	if (ret != 0)
 		return ret;
-	if (rdma_listen(listener->id, 4) != 0) {
+	if (rdma_listen(listener->id, LISTEN_BACKLOG) != 0) {
 		ret = -errno;
 		snprintf(listener->err, sizeof(listener->err),
 			 "rdma_listen: %s", strerror(errno));
