@@ -79,6 +79,7 @@
 #define MAX_SESSIONS_MAX 64
 #define CLOSE_WAIT_MS 1000	/* for a failed session's ERROR to go */
 #define DISCONNECT_WAIT_MS 2000	/* for the sender's DISCONNECTED */
+#define STOPPING_REASON "the receiver is stopping"
 
 /* The limits that keep one sender from holding a session (and so a place
  * of -c) for long without doing its part.  No honest sender on any RDMA
@@ -956,6 +957,8 @@ static void print_summary(const struct session *s)
 struct server;
 static void advance(struct server *srv, struct session *s);
 static void end_early(struct session *s, const char *why);
+static void refuse(struct server *srv, struct rdma_cm_id *id, const char *why);
+static void stop_sessions(struct server *srv);
 
 /* The receiver while it serves: its listener, whose rdma_cm channel all
  * its connections share, and the sessions in progress (-c at most). */
@@ -968,6 +971,7 @@ struct server {
 	struct session *sessions[2 * MAX_SESSIONS_MAX];	/* and closing */
 	int nsessions;
 	unsigned number;		/* sessions accepted so far */
+	int stopping;			/* a stop signal came */
 };
 
 /* finish_session: the session is over and its connection down: free
@@ -1015,6 +1019,12 @@ static void refuse_busy(struct server *srv, struct rdma_cm_id *id)
 	else
 		snprintf(why, sizeof(why), "%s with %d other sessions",
 			 LAB3_BUSY_REASON, in_progress(srv));
+	refuse(srv, id, why);
+}
+
+/* refuse: turn the connection request ID away, saying WHY. */
+static void refuse(struct server *srv, struct rdma_cm_id *id, const char *why)
+{
 	if (srv->opt->verbose)
 		fprintf(stderr, "receiver: refusing a connection: %s\n", why);
 	lab3_reject(id, why);
@@ -1055,6 +1065,10 @@ static void new_session(struct server *srv, struct rdma_cm_id *id)
 {
 	struct session *s;
 
+	if (srv->stopping) {
+		refuse(srv, id, STOPPING_REASON);
+		return;
+	}
 	if ((in_progress(srv) >= srv->opt->max_sessions && !make_room(srv)) ||
 	    srv->nsessions == 2 * MAX_SESSIONS_MAX ||
 	    (s = calloc(1, sizeof(*s))) == NULL) {
@@ -1290,19 +1304,26 @@ static int wait_for_events(struct server *srv, const sigset_t *wait_mask)
 
 /* serve_loop: serve until a stop signal or a failed listener: wait for
  * events, then move on every session that they woke or whose deadline
- * has passed.  Returns the exit status. */
+ * has passed.  After a stop signal, the sessions in progress are ended
+ * (stop_sessions()) and the loop goes on until they have closed; a
+ * second signal ends them at once.  Returns the exit status. */
 static int serve_loop(struct server *srv, const sigset_t *wait_mask)
 {
 	int status = LAB3_EXIT_OK;
 
-	while (!stop_requested) {
+	while (!srv->stopping || srv->nsessions > 0) {
 		struct session *now_serving[2 * MAX_SESSIONS_MAX];
 		int n;
 
 		if (wait_for_events(srv, wait_mask) != 0) {
-			if (!stop_requested)
+			if (!stop_requested) {
 				status = LAB3_EXIT_CONNECTION;
-			break;
+				break;
+			}
+			if (srv->stopping)
+				break;		/* the second signal */
+			stop_sessions(srv);
+			continue;
 		}
 		/* A copy: advance() may finish (and free) its session. */
 		n = srv->nsessions;
@@ -1319,17 +1340,36 @@ static int serve_loop(struct server *srv, const sigset_t *wait_mask)
 			}
 		}
 	}
-	/* Stopping: every session in progress ends here. */
-	while (srv->nsessions > 0) {
-		struct session *s = srv->sessions[0];
+	while (srv->nsessions > 0)
+		finish_session(srv, srv->sessions[0]);
+	return status;
+}
 
-		if (s->error[0] == '\0' && s->life < LIFE_CLOSING)
+/* stop_sessions: a stop signal came: refuse new senders from now on, and
+ * end every session in progress as a failed one ends: its sender is told
+ * (ERROR, code RESOURCES), then all disconnect at once, each waiting a
+ * bounded time (close_session()). */
+static void stop_sessions(struct server *srv)
+{
+	long long now = lab3_now_ms();
+
+	srv->stopping = 1;
+	stop_requested = 0;		/* to see a second signal */
+	for (int i = 0; i < srv->nsessions; i++) {
+		struct session *s = srv->sessions[i];
+
+		if (s->life >= LIFE_CLOSING)
+			continue;
+		if (s->error[0] == '\0')
 			snprintf(s->error, sizeof(s->error),
 				 "interrupted by a signal");
-		lab3_disconnect(&s->conn);
-		finish_session(srv, s);
+		if (s->life == LIFE_RUNNING)
+			lab3_post_error(&s->conn, LAB3_ERR_RESOURCES,
+					STOPPING_REASON);
+		s->life = LIFE_CLOSING;
+		s->deadline = now + CLOSE_WAIT_MS;
+		s->woken = 1;
 	}
-	return status;
 }
 
 /* ---- Command line ---- */

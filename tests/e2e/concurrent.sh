@@ -8,9 +8,10 @@
 # ledger record, and the misbehaving sessions fail without holding up the
 # others: every honest session ends before the silent one times out.
 # Then two students send files of the same name at once: each is saved
-# under its ID.  Last, 8 senders share a window budget (-b) far below
+# under its ID.  Then 8 senders share a window budget (-b) far below
 # what they would take: they take turns, and the registered memory stays
-# within the budget.
+# within the budget.  Last, SIGTERM with six sessions in progress ends
+# them all at once, each sender told why.
 . tests/e2e/lib.sh
 
 out="$TEST_TMP/out"
@@ -142,3 +143,60 @@ for _ in 1 2 3 4 5 6 7 8; do
 done
 stop_receiver
 expect_status 0 "$RX_STATUS" "the receiver with -b 1M after SIGTERM"
+
+# SIGTERM while sessions are in progress: four slow senders in the middle
+# of their files (dribble) and two silent ones before FILE_INFO.  Every
+# session ends at once with its summary line "interrupted by a signal",
+# every sender is told why (an ERROR: "the receiver is stopping"), and the
+# receiver exits 0 after disconnecting them all together: serially, each
+# sleeping sender's disconnect would wait 2 s, more than the bound here.
+start_receiver -v -c 8 -w 256K -n 2 -b 2M -k "$TEST_TMP/secret" ||
+	fail "no receiver for the stop test"
+stop_pids=()
+for i in 1 2 3 4; do
+	tests/evil-sender -s 1M dribble "$RXE_ADDR" "$RX_PORT" \
+		>"$TEST_TMP/stop-dribble$i" &
+	stop_pids+=($!)
+done
+for i in 1 2; do
+	tests/evil-sender silent "$RXE_ADDR" "$RX_PORT" \
+		>"$TEST_TMP/stop-silent$i" &
+	stop_pids+=($!)
+done
+# (-b 2M: every slow session has its windows at once.)  Wait (polled:
+# no event to block on; at most 30 s) until the receiver has all six sessions,
+# four of them waiting for a DONE.
+for _ in $(seq 300); do
+	started=$(grep -o "session [0-9]*: state" "$RX_DIR/stderr" |
+		sort -u | wc -l)
+	writing=$(grep "state RECV_DONE" "$RX_DIR/stderr" |
+		grep -o "session [0-9]*:" | sort -u | wc -l)
+	[ "$started" -ge 6 ] && [ "$writing" -ge 4 ] && break
+	sleep 0.1
+done
+[ "$started" -ge 6 ] && [ "$writing" -ge 4 ] ||
+	fail "the stop test's sessions did not start ($started, $writing)"
+stop_start=$EPOCHREALTIME
+kill -TERM "$RX_PID"
+for i in 1 2 3 4 5 6; do
+	line=$(next_line 30) || fail "fewer than 6 summary lines after SIGTERM"
+	case $line in
+	*", failed: interrupted by a signal") ;;
+	*) fail "after SIGTERM: $line" ;;
+	esac
+done
+wait "$RX_PID"
+RX_STATUS=$?
+stop_ms=$(awk -v a="$stop_start" -v b="$EPOCHREALTIME" \
+	'BEGIN { printf "%d", (b - a) * 1000 }')
+echo "the receiver stopped $stop_ms ms after SIGTERM, with 6 sessions"
+expect_status 0 "$RX_STATUS" "the receiver stopped with sessions in progress"
+[ "$stop_ms" -lt 8000 ] ||
+	fail "the receiver took $stop_ms ms to stop: disconnects one by one?"
+for pid in "${stop_pids[@]}"; do
+	wait "$pid" || fail "an evil sender of the stop test could not run"
+done
+for f in "$TEST_TMP"/stop-*; do
+	grep -q "the receiver is stopping" "$f" ||
+		fail "$(basename "$f") was not told: $(cat "$f")"
+done
