@@ -1539,27 +1539,52 @@ static int parse_args(struct options *opt, int argc, char **argv)
 	return check_modes(opt, serving_options);
 }
 
+/* memlock_limit: 1, with *LIMIT the bytes `ulimit -l` lets this process
+ * lock, when it has a limit (root has none); else 0. */
+static int memlock_limit(uint64_t *limit)
+{
+	struct rlimit rl;
+
+	if (geteuid() == 0 || getrlimit(RLIMIT_MEMLOCK, &rl) != 0 ||
+	    rl.rlim_cur == RLIM_INFINITY)
+		return 0;
+	*limit = rl.rlim_cur;
+	return 1;
+}
+
 /* set_budget: the window memory all sessions share (-b): by default
  * twice one session's (-n times -w), within `ulimit -l` when not root;
- * it must hold one window of -w. */
+ * it must hold one window of -w, and a -b given must fit `ulimit -l`
+ * (less LAB3_MEMLOCK_RESERVE), or no session could register it all. */
 static int set_budget(struct options *opt)
 {
 	uint64_t one = opt->window_size * (uint64_t)opt->windows;
-	struct rlimit rl;
+	uint64_t limit;
+	int limited = memlock_limit(&limit);
 
 	if (!opt->budget_given) {
 		opt->budget = 2 * one;
-		if (geteuid() != 0 && getrlimit(RLIMIT_MEMLOCK, &rl) == 0 &&
-		    rl.rlim_cur != RLIM_INFINITY &&
-		    opt->budget + LAB3_MEMLOCK_RESERVE > rl.rlim_cur)
+		if (limited && opt->budget + LAB3_MEMLOCK_RESERVE > limit)
 			opt->budget = one;	/* fit_memlock() made it fit */
 	}
-	if (opt->budget >= opt->window_size)
-		return 0;
-	fprintf(stderr, "receiver: -b %llu KiB cannot hold one window of -w "
-		"%llu KiB\n", (unsigned long long)opt->budget >> 10,
-		(unsigned long long)opt->window_size >> 10);
-	return -1;
+	if (opt->budget < opt->window_size) {
+		fprintf(stderr, "receiver: -b %llu KiB cannot hold one window "
+			"of -w %llu KiB\n",
+			(unsigned long long)opt->budget >> 10,
+			(unsigned long long)opt->window_size >> 10);
+		return -1;
+	}
+	if (limited && opt->budget + LAB3_MEMLOCK_RESERVE > limit) {
+		fprintf(stderr, "receiver: -b %llu KiB of windows needs %llu "
+			"KiB of locked memory, but `ulimit -l` allows %llu KiB; "
+			"raise it, or use a smaller -b\n",
+			(unsigned long long)opt->budget >> 10,
+			(unsigned long long)(opt->budget +
+					     LAB3_MEMLOCK_RESERVE) >> 10,
+			(unsigned long long)limit >> 10);
+		return -1;
+	}
+	return 0;
 }
 
 /* fit_memlock: the windows are registered memory, which counts against
@@ -1571,14 +1596,12 @@ static int fit_memlock(struct options *opt, int window_size_given)
 {
 	uint64_t need = opt->window_size * (uint64_t)opt->windows +
 		       LAB3_MEMLOCK_RESERVE;
-	uint64_t fit;
-	struct rlimit rl;
+	uint64_t fit, limit;
 
-	if (geteuid() == 0 || getrlimit(RLIMIT_MEMLOCK, &rl) != 0 ||
-	    rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+	if (!memlock_limit(&limit) || limit >= need)
 		return 0;
-	fit = rl.rlim_cur > LAB3_MEMLOCK_RESERVE ?
-	      (rl.rlim_cur - LAB3_MEMLOCK_RESERVE) / (uint64_t)opt->windows : 0;
+	fit = limit > LAB3_MEMLOCK_RESERVE ?
+	      (limit - LAB3_MEMLOCK_RESERVE) / (uint64_t)opt->windows : 0;
 	fit &= ~(uint64_t)4095;
 	if (!window_size_given && fit >= WINDOW_SIZE_MIN) {
 		opt->window_size = fit;
@@ -1589,7 +1612,7 @@ static int fit_memlock(struct options *opt, int window_size_given)
 		"use a smaller -w or -n\n", opt->windows,
 		(unsigned long long)opt->window_size >> 10,
 		(unsigned long long)need >> 10,
-		(unsigned long long)rl.rlim_cur >> 10);
+		(unsigned long long)limit >> 10);
 	return -1;
 }
 

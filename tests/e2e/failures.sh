@@ -198,7 +198,8 @@ expect_status 0 "$RX_STATUS" "receiver after SIGTERM"
 
 # A receiver that is not root, under a usual 8 MiB locked-memory limit:
 # its default windows (4 x 16 MiB) shrink to fit, and a transfer works;
-# windows given with -w that cannot fit are refused with one clear line.
+# windows given with -w, or a budget given with -b, that cannot fit are
+# refused with one clear line.
 RX_RUN=(prlimit --memlock=8388608
 	setpriv --reuid=65534 --regid=65534 --clear-groups)
 secret=$(mktemp -u /tmp/nobody-secret.XXXXXX)
@@ -216,6 +217,14 @@ expect_status 2 $? "a receiver as nobody with -w 16M"
 [ "$(wc -l <"$TEST_TMP/rx.err")" -eq 1 ] &&
 	grep -q "ulimit -l" "$TEST_TMP/rx.err" ||
 	fail "no one clear line naming ulimit -l: $(cat "$TEST_TMP/rx.err")"
+# A window budget given with -b beyond the limit: refused at start the
+# same way (the sessions could never register it all).
+"${RX_RUN[@]}" ./receiver -p 0 -k "$secret" -w 1M -n 2 -b 16M \
+	>"$TEST_TMP/rx.out" 2>"$TEST_TMP/rx.err"
+expect_status 2 $? "a receiver as nobody with -b 16M"
+[ "$(wc -l <"$TEST_TMP/rx.err")" -eq 1 ] &&
+	grep -q "^receiver: -b 16384 KiB .*ulimit -l" "$TEST_TMP/rx.err" ||
+	fail "-b over ulimit -l: no one clear line: $(cat "$TEST_TMP/rx.err")"
 
 # The receiver's own command line: --version; --help on one screen; a
 # ledger (-l) that cannot be opened and a ledger summary that cannot be
