@@ -6,7 +6,8 @@
 #   make bench      the pair against ib_write_bw, rcopy and sha256sum
 #   make fuzz       fuzz the protocol decoder and both sides' rules for
 #                   FUZZ_SECONDS in all (default 60)
-#   make soak       SOAK_SESSIONS (default 300) mixed sessions, no growth;
+#   make soak       SOAK_SESSIONS (default 300) mixed sessions one by one,
+#                   then SOAK_WAVES (default 10) waves of 16 at once, no growth;
 #                   then `make valgrind`
 #   make valgrind   one good session under valgrind's memcheck, each side
 #   make sparse     check the wire format's byte order with sparse
