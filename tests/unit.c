@@ -1114,6 +1114,26 @@ static void expect_sha256_pieces(const char *name, const uint8_t *data,
 		pass(name);
 }
 
+/* sha256_started: begin H and feed it the string STR, as the cases below
+ * all start; on a failure, say so under NAME (WHEN: "" or " after
+ * free"), free H and return -1. */
+static int sha256_started(const char *name, const char *when,
+			  struct lab3_sha256 *h, const char *str)
+{
+	int rc = lab3_sha256_begin(h);
+
+	if (rc != 0) {
+		fail(name, "lab3_sha256_begin%s returned %d", when, rc);
+		return -1;
+	}
+	if (lab3_sha256_add(h, str, strlen(str)) != 0) {
+		fail(name, "lab3_sha256_add%s failed", when);
+		lab3_sha256_free(h);
+		return -1;
+	}
+	return 0;
+}
+
 /* test_sha256_free_after_end: lab3_sha256_end releases the context, so a
  * lab3_sha256_free after it, as a cleanup path that frees whatever it
  * holds would do, must free nothing twice (AddressSanitizer would report
@@ -1126,16 +1146,8 @@ static void test_sha256_free_after_end(void)
 	char hex[2 * LAB3_SHA256_LEN + 1];
 	int rc;
 
-	rc = lab3_sha256_begin(&h);
-	if (rc != 0) {
-		fail(name, "lab3_sha256_begin returned %d", rc);
+	if (sha256_started(name, "", &h, "abc") != 0)
 		return;
-	}
-	if (lab3_sha256_add(&h, "abc", 3) != 0) {
-		fail(name, "lab3_sha256_add failed");
-		lab3_sha256_free(&h);
-		return;
-	}
 	rc = lab3_sha256_end(&h, digest);
 	lab3_sha256_free(&h);
 	lab3_sha256_free(&h);
@@ -1162,31 +1174,15 @@ static void test_sha256_free_unfinished(void)
 	char hex[2 * LAB3_SHA256_LEN + 1];
 	int rc;
 
-	rc = lab3_sha256_begin(&h);
-	if (rc != 0) {
-		fail(name, "lab3_sha256_begin returned %d", rc);
+	if (sha256_started(name, "", &h, "xyz") != 0)
 		return;
-	}
-	if (lab3_sha256_add(&h, "xyz", 3) != 0) {
-		fail(name, "lab3_sha256_add failed");
-		lab3_sha256_free(&h);
-		return;
-	}
 	lab3_sha256_free(&h);
 	if (h.ctx != NULL) {
 		fail(name, "the context is still set after free");
 		return;
 	}
-	rc = lab3_sha256_begin(&h);
-	if (rc != 0) {
-		fail(name, "lab3_sha256_begin after free returned %d", rc);
+	if (sha256_started(name, " after free", &h, "abc") != 0)
 		return;
-	}
-	if (lab3_sha256_add(&h, "abc", 3) != 0) {
-		fail(name, "lab3_sha256_add after free failed");
-		lab3_sha256_free(&h);
-		return;
-	}
 	rc = lab3_sha256_end(&h, digest);
 	lab3_hex(digest, sizeof(digest), hex);
 	if (rc != 0)
@@ -2312,6 +2308,27 @@ static void test_rx_refusals(void)
 	}
 }
 
+/* expect_huge_last_chunk: a file of LENGTH bytes in the largest windows
+ * has NCHUNKS chunks, the last one LAST_LENGTH bytes at LAST_OFFSET. */
+static void expect_huge_last_chunk(const char *name, uint64_t length,
+				   uint64_t nchunks, uint64_t last_offset,
+				   uint64_t last_length)
+{
+	struct lab3_rx rx;
+	uint64_t offset = 0, chunk_length = 0;
+
+	if (rx_begin_file(name, &rx, UINT64_MAX, LAB3_WINDOW_BYTES_MAX, 8,
+			  length, nchunks, 8) != 0)
+		return;
+	lab3_rx_chunk(&rx, nchunks - 1, &offset, &chunk_length);
+	if (offset != last_offset || chunk_length != last_length)
+		fail(name, "last chunk %llu bytes at 0x%llx",
+		     (unsigned long long)chunk_length,
+		     (unsigned long long)offset);
+	else
+		pass(name);
+}
+
 /* test_rx_huge: a file of nearly 2^64 bytes in the largest windows: the
  * chunk count and the last chunk come out right, with no overflow on the
  * way (a (length + window - 1) / window would wrap to 0). */
@@ -2319,7 +2336,6 @@ static void test_rx_huge(void)
 {
 	const char *name;
 	struct lab3_rx rx;
-	uint64_t offset = 0, length = 0;
 
 	name = "rx LAB3_WINDOW_BYTES_MAX is 2^30, as the cases below assume";
 	if (LAB3_WINDOW_BYTES_MAX != 1073741824)
@@ -2330,33 +2346,17 @@ static void test_rx_huge(void)
 
 	/* 2^64 - 1 = (2^34 - 1) * 2^30 + (2^30 - 1): 2^34 - 1 full chunks
 	 * and a last one of 2^30 - 1 bytes at 2^64 - 2^30. */
-	name = "rx 2^64-1 bytes in 2^30-byte windows: 2^34 chunks, the last "
-	       "2^30-1 bytes";
-	if (rx_begin_file(name, &rx, UINT64_MAX, LAB3_WINDOW_BYTES_MAX, 8,
-			  0xffffffffffffffffull, 17179869184ull, 8) == 0) {
-		lab3_rx_chunk(&rx, 17179869183ull, &offset, &length);
-		if (offset != 0xffffffffc0000000ull || length != 1073741823)
-			fail(name, "last chunk %llu bytes at 0x%llx",
-			     (unsigned long long)length,
-			     (unsigned long long)offset);
-		else
-			pass(name);
-	}
+	expect_huge_last_chunk("rx 2^64-1 bytes in 2^30-byte windows: 2^34 "
+			       "chunks, the last 2^30-1 bytes",
+			       0xffffffffffffffffull, 17179869184ull,
+			       0xffffffffc0000000ull, 1073741823);
 
 	/* 2^64 - 2^30 = (2^34 - 1) * 2^30: all chunks full, the last at
 	 * (2^34 - 2) * 2^30 = 2^64 - 2^31. */
-	name = "rx 2^64-2^30 bytes in 2^30-byte windows: 2^34-1 chunks, all "
-	       "full";
-	if (rx_begin_file(name, &rx, UINT64_MAX, LAB3_WINDOW_BYTES_MAX, 8,
-			  0xffffffffc0000000ull, 17179869183ull, 8) == 0) {
-		lab3_rx_chunk(&rx, 17179869182ull, &offset, &length);
-		if (offset != 0xffffffff80000000ull || length != 1073741824)
-			fail(name, "last chunk %llu bytes at 0x%llx",
-			     (unsigned long long)length,
-			     (unsigned long long)offset);
-		else
-			pass(name);
-	}
+	expect_huge_last_chunk("rx 2^64-2^30 bytes in 2^30-byte windows: "
+			       "2^34-1 chunks, all full",
+			       0xffffffffc0000000ull, 17179869183ull,
+			       0xffffffff80000000ull, 1073741824);
 
 	/* Skip the first 2^34 - 1 chunks by setting the counters as an
 	 * honest session leaves them: all offered, done and stored. */
