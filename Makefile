@@ -3,6 +3,9 @@
 #   make            build ./sender and ./receiver
 #   make test       every test, over a real Soft-RoCE device (scripts/rxe-run)
 #   make demo       one transfer over the bed, showing the verdict and key
+#   make handout    the students' kit: lab3-handout/ and lab3-handout.tar.gz
+#                   (a sender.c skeleton from this one, the framework, the
+#                   provided receiver, the bed)
 #   make bench      the pair against ib_write_bw, rcopy and sha256sum
 #   make fuzz       fuzz the protocol decoder and both sides' rules for
 #                   FUZZ_SECONDS in all (default 60)
@@ -41,8 +44,8 @@ FUZZERS = tests/fuzz_decode tests/fuzz_receiver tests/fuzz_sender
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 TEST_PROGRAMS = tests/unit $(FUZZERS) tests/evil-sender tests/evil-receiver
 
-.PHONY: all deps test test-long demo bench fuzz soak valgrind sparse install uninstall \
-	clean
+.PHONY: all deps test test-long demo handout bench fuzz soak valgrind sparse \
+	install uninstall clean
 
 all: $(PROGRAMS)
 
@@ -137,6 +140,9 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	scripts/bench
 
+handout:
+	scripts/handout/build lab3-handout
+
 # The installed files: $(BINDIR)/sender, $(BINDIR)/receiver,
 # $(MAN1DIR)/sender.1, $(MAN1DIR)/receiver.1 (tests/man.test checks it).
 PREFIX ?= /usr/local
@@ -156,4 +162,4 @@ uninstall:
 clean:
 	rm -f $(PROGRAMS) $(TEST_PROGRAMS) $(VALGRIND_PROGRAMS) *.o tests/*.o \
 		.build-flags
-	rm -rf tests/logs
+	rm -rf tests/logs lab3-handout lab3-handout.tar.gz

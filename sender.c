@@ -295,6 +295,9 @@ static int connect_to_receiver(struct sender *s)
 /* send_file_info: step 1, FILE_INFO: the file's length, SHA-256 and name. */
 static int send_file_info(struct sender *s)
 {
+	/* SOLUTION step 1: Fill a struct lab3_msg of type LAB3_MSG_FILE_INFO
+	 * (protocol.h) with s->size, s->sha256 and s->name, and send it with
+	 * send_step(), which also moves the state machine on. */
 	struct lab3_msg msg = { .type = LAB3_MSG_FILE_INFO };
 
 	msg.file_info.length = s->size;
@@ -302,6 +305,7 @@ static int send_file_info(struct sender *s)
 	snprintf(msg.file_info.name, sizeof(msg.file_info.name), "%s",
 		 s->name);
 	return send_step(s, &msg);
+	/* END SOLUTION */
 }
 
 /* recv_region: step 2, REGION: a window for the next chunk of the file.
@@ -309,6 +313,10 @@ static int send_file_info(struct sender *s)
  * within the file. */
 static int recv_region(struct sender *s)
 {
+	/* SOLUTION step 2: Wait for the next message with receive(), allowing
+	 * lab3_wait_for_bytes() of the last window's length (common.h); the
+	 * rules keep the REGION in s->tx.region.  Note s->t_first_region
+	 * the first time. */
 	const struct lab3_msg *r = &s->tx.region;
 	struct lab3_msg msg;
 	int wait_ms;
@@ -327,6 +335,7 @@ static int recv_region(struct sender *s)
 			(unsigned long long)r->region.length,
 			r->region.rkey, (unsigned long long)r->region.offset);
 	return 0;
+	/* END SOLUTION */
 }
 
 /* write_chunk: step 3, RDMA WRITE: post WRITEs of the chunk into the
@@ -336,6 +345,11 @@ static int recv_region(struct sender *s)
  * nobody writes it) and released when its WRITE completes. */
 static int write_chunk(struct sender *s)
 {
+	/* SOLUTION step 3: RDMA-WRITE the chunk s->tx.region names
+	 * (region.offset into the file, region.length bytes, to region.addr
+	 * under region.rkey) in pieces of at most min(s->conn.max_msg_size,
+	 * s->piece_max) bytes, each with post_write_piece(); do not wait for
+	 * them.  Then lab3_tx_sent(&s->tx). */
 	const struct lab3_msg *r = &s->tx.region;
 	uint64_t offset = r->region.offset, length = r->region.length;
 	uint32_t piece = s->conn.max_msg_size < s->piece_max ?
@@ -365,6 +379,7 @@ static int write_chunk(struct sender *s)
 	}
 	lab3_tx_sent(&s->tx);
 	return 0;
+	/* END SOLUTION */
 }
 
 /* send_done: step 3, DONE: announce the chunk just written.  It follows
@@ -373,6 +388,10 @@ static int write_chunk(struct sender *s)
  * move on: to the next REGION, or after the last chunk to the verdict. */
 static int send_done(struct sender *s)
 {
+	/* SOLUTION step 3: Post a DONE for the chunk just written with
+	 * lab3_post_msg(..., TAG_DONE) (common.h), without waiting: it
+	 * follows the WRITEs on the same queue pair.  Remember it in s->sent
+	 * (chunk_done() counts it when it completes), then lab3_tx_sent(). */
 	struct lab3_msg msg = { .type = LAB3_MSG_DONE };
 	int ret;
 
@@ -387,12 +406,17 @@ static int send_done(struct sender *s)
 	};
 	lab3_tx_sent(&s->tx);
 	return 0;
+	/* END SOLUTION */
 }
 
 /* recv_verdict: step 4, VERDICT: good, or bad (exit 5).  Before acting
  * on it, let every WRITE and DONE of ours complete. */
 static int recv_verdict(struct sender *s)
 {
+	/* SOLUTION step 4: receive() the VERDICT, allowing for the
+	 * receiver storing a chunk in every window; lab3_flush() so that
+	 * every WRITE and DONE has completed; a bad verdict is
+	 * LAB3_EXIT_BAD_VERDICT (use fail()). */
 	uint64_t last = s->tx.region.region.length;
 	uint64_t behind = (uint64_t)LAB3_WINDOWS_MAX * last;
 	struct lab3_msg msg;
@@ -417,20 +441,25 @@ static int recv_verdict(struct sender *s)
 			    "receiver's SHA-256 of the %llu bytes differs",
 			    s->path, (unsigned long long)s->size);
 	return 0;
+	/* END SOLUTION */
 }
 
 /* send_id: step 5, ID: the student's ID. */
 static int send_id(struct sender *s)
 {
+	/* SOLUTION step 5: Send a LAB3_MSG_ID with s->id, with send_step(). */
 	struct lab3_msg msg = { .type = LAB3_MSG_ID };
 
 	snprintf(msg.id.id, sizeof(msg.id.id), "%s", s->id);
 	return send_step(s, &msg);
+	/* END SOLUTION */
 }
 
 /* recv_key: step 6, KEY: keep the secret key for main() to print. */
 static int recv_key(struct sender *s)
 {
+	/* SOLUTION step 6: receive() the KEY and keep it in s->key, setting
+	 * s->has_key. */
 	struct lab3_msg msg;
 
 	if (receive(s, &msg, 0) != 0)
@@ -438,6 +467,7 @@ static int recv_key(struct sender *s)
 	memcpy(s->key, msg.key.key, LAB3_KEY_LEN);
 	s->has_key = 1;
 	return 0;
+	/* END SOLUTION */
 }
 
 /* ---- Connecting, sending, receiving, failing ---- */
@@ -686,6 +716,10 @@ static double now_s(void)
  * short meanwhile is then an error, not a SIGBUS. */
 static int hash_file(struct sender *s)
 {
+	/* SOLUTION the file hash: SHA-256 of the whole file into s->sha256,
+	 * reading s->fd with read() in blocks of HASH_BLOCK and feeding
+	 * lab3_sha256_begin/add/end (common.h); a read error is fail(s,
+	 * LAB3_EXIT_LOCAL, ...). */
 	struct lab3_sha256 h;
 	uint64_t total = 0;
 	uint8_t *buf;
@@ -716,6 +750,7 @@ static int hash_file(struct sender *s)
 		return -1;
 	}
 	return 0;
+	/* END SOLUTION */
 }
 
 /* open_file: open, hash and map the file, and take its base name.  The
