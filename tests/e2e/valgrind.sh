@@ -35,7 +35,8 @@ status=$?
 expect_status 0 "$status" "the sender under valgrind ($(cat "$TEST_TMP/sender.err"))"
 expect_summary "id memcheck, 3000000 bytes, verdict good, key sent, saved as memcheck/file" \
 	"the session under valgrind"
-cmp -s "$TEST_TMP/file" "$TEST_TMP/out/file" || fail "the saved file differs"
+cmp -s "$TEST_TMP/file" "$TEST_TMP/out/memcheck/file" ||
+	fail "the saved file differs"
 
 stop_receiver
 memcheck_clean "$TEST_TMP/sender.vg" "the sender"
