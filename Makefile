@@ -6,6 +6,8 @@
 #   make handout    the students' kit: lab3-handout/ and lab3-handout.tar.gz
 #                   (a sender.c skeleton from this one, the framework, the
 #                   provided receiver, the bed)
+#   make grade SENDER=path
+#                   score any sender through the lab's checks (scripts/grade)
 #   make bench      the pair against ib_write_bw, rcopy and sha256sum
 #   make fuzz       fuzz the protocol decoder and both sides' rules for
 #                   FUZZ_SECONDS in all (default 60)
@@ -44,7 +46,7 @@ FUZZERS = tests/fuzz_decode tests/fuzz_receiver tests/fuzz_sender
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 TEST_PROGRAMS = tests/unit $(FUZZERS) tests/evil-sender tests/evil-receiver
 
-.PHONY: all deps test test-long demo handout bench fuzz soak valgrind sparse \
+.PHONY: all deps test test-long demo handout grade bench fuzz soak valgrind sparse \
 	install uninstall clean
 
 all: $(PROGRAMS)
@@ -127,7 +129,8 @@ test: deps
 	tests/run
 
 # The longer suites: tests/long/*.test (the hostage tests wait out the
-# receiver's real limits).  CI runs it after `make test`.
+# receiver's real limits; the grader is graded on nine senders).  CI runs it
+# after `make test`.
 test-long: deps
 	@$(MAKE) --no-print-directory -j$(JOBS) all $(TEST_PROGRAMS)
 	tests/run tests/long/*.test
@@ -142,6 +145,10 @@ bench: deps
 
 handout:
 	scripts/handout/build lab3-handout
+
+grade: deps
+	@test -n "$(SENDER)" || { echo "usage: make grade SENDER=path" >&2; exit 2; }
+	scripts/grade $(SENDER)
 
 # The installed files: $(BINDIR)/sender, $(BINDIR)/receiver,
 # $(MAN1DIR)/sender.1, $(MAN1DIR)/receiver.1 (tests/man.test checks it).
@@ -162,4 +169,4 @@ uninstall:
 clean:
 	rm -f $(PROGRAMS) $(TEST_PROGRAMS) $(VALGRIND_PROGRAMS) *.o tests/*.o \
 		.build-flags
-	rm -rf tests/logs lab3-handout lab3-handout.tar.gz
+	rm -rf tests/logs lab3-handout lab3-handout.tar.gz grade-results

@@ -15,7 +15,10 @@
  *   bad-verdict  Takes the file as an honest receiver does, through one
  *                window for the whole file (files up to 64 MiB; a larger
  *                one gets ERROR), then answers VERDICT bad whatever the
- *                hash, and waits for the sender to hang up.
+ *                hash, and waits for the sender to hang up.  A sender
+ *                that sends its ID all the same gets a KEY (of bytes
+ *                0xee), which it must not print: the line then ends
+ *                "the sender sent ID, a KEY went back".
  *
  *   refuse-mid-write
  *                Offers one window for the whole file as above, then at
@@ -26,12 +29,24 @@
  *                sender to hang up.  The sender must report the ERROR's
  *                reason, not the failed WRITEs.
  *
+ *   silent       Accepts the connection, then never sends anything, and
+ *                waits (at most SILENT_MAX_S seconds) for the sender to
+ *                give up and hang up.  The line says how long that took.
+ *
+ *   killed-mid-write
+ *                Takes FILE_INFO and offers one window for the whole file
+ *                as above, prints its line, and KILL_DELAY_MS later, while
+ *                the sender writes, kills itself with SIGKILL, as a
+ *                receiver killed in the middle of a transfer.  (Its exit
+ *                status is then the shell's 137.)
+ *
  * Exit status: 0 when it carried out its part, whatever the sender did
  * then: judging the sender's reaction is the test's job.  1 means a usage
  * error, 2 that it could not carry out its part (no sender came, the
  * sender failed first, ...).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +56,9 @@
 #include "evil.h"
 
 #define EVIL_MAX_BYTES (64u << 20)	/* the largest file it takes */
+#define SILENT_MAX_S 120		/* silent: the longest it waits */
+#define KILL_DELAY_MS 50		/* killed-mid-write: REGION to KILL */
+#define EVIL_KEY_BYTE 0xee		/* bad-verdict: the KEY it tempts with */
 
 /* The evil receiver's listener, its one connection and its window. */
 struct evil {
@@ -146,10 +164,11 @@ static int send_verdict(struct evil *e, enum lab3_verdict verdict)
 }
 
 /* wait_hang_up: after the last message, wait (up to the timeout) for the
- * sender to disconnect, and say in e->what, after WHAT, what it did. */
+ * sender to disconnect, and say in e->what, after WHAT, what it did.  An
+ * ID is answered with a KEY of EVIL_KEY_BYTEs (see bad-verdict). */
 static int wait_hang_up(struct evil *e, const char *what)
 {
-	struct lab3_msg msg;
+	struct lab3_msg msg, key = { .type = LAB3_MSG_KEY };
 	int ret = lab3_recv_msg(&e->conn, &msg, 0);
 
 	if (ret == -ECONNRESET) {
@@ -160,6 +179,13 @@ static int wait_hang_up(struct evil *e, const char *what)
 	}
 	if (ret != 0)
 		return ret;
+	if (msg.type == LAB3_MSG_ID) {
+		memset(key.key.key, EVIL_KEY_BYTE, LAB3_KEY_LEN);
+		ret = lab3_send_msg(&e->conn, &key);
+		snprintf(e->what, sizeof(e->what), "%s, then the sender sent "
+			 "ID, a KEY went back", what);
+		return ret;
+	}
 	snprintf(e->what, sizeof(e->what), "%s, then the sender sent %s",
 		 what, lab3_msg_type_name(msg.type));
 	return 0;
@@ -205,9 +231,53 @@ static int refuse_mid_write(struct evil *e)
 	return wait_hang_up(e, "ERROR sent, window revoked");
 }
 
+/* Silence from the start: the sender's timeout must end it. */
+static int silent(struct evil *e)
+{
+	long long start = lab3_now_ms(), left = SILENT_MAX_S * 1000LL;
+	struct lab3_msg msg;
+	int ret;
+
+	do {	/* take what comes, answer nothing */
+		ret = lab3_recv_msg(&e->conn, &msg, (int)left);
+		left = SILENT_MAX_S * 1000LL - (lab3_now_ms() - start);
+	} while (ret == 0 && left > 0);
+	if (ret == -ECONNRESET) {
+		e->conn.err[0] = '\0';
+		snprintf(e->what, sizeof(e->what), "silent; the sender hung "
+			 "up after %.1f s",
+			 (double)(lab3_now_ms() - start) / 1000);
+		return 0;
+	}
+	if (ret == 0 || ret == -ETIMEDOUT)
+		snprintf(e->conn.err, sizeof(e->conn.err), "the sender was "
+			 "still connected after %d s of silence", SILENT_MAX_S);
+	return ret != 0 ? ret : -ETIMEDOUT;
+}
+
+/* A receiver killed while the sender writes into its window. */
+static int killed_mid_write(struct evil *e)
+{
+	struct timespec pause = { .tv_nsec = KILL_DELAY_MS * 1000000L };
+	int ret = recv_file_info(e);
+
+	if (ret == 0)
+		ret = offer_window(e);
+	if (ret != 0)
+		return ret;
+	printf("evil-receiver: killed-mid-write: REGION of %llu bytes sent, "
+	       "killing itself\n", (unsigned long long)e->length);
+	fflush(stdout);
+	nanosleep(&pause, NULL);
+	raise(SIGKILL);
+	return -EINTR;		/* never here */
+}
+
 static const struct evil_mode modes[] = {
 	{ "bad-verdict", bad_verdict },
 	{ "refuse-mid-write", refuse_mid_write },
+	{ "silent", silent },
+	{ "killed-mid-write", killed_mid_write },
 };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 

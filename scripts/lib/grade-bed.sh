@@ -1,0 +1,223 @@
+# shellcheck shell=bash
+# grade-bed.sh SENDER WORK: the part of scripts/grade that runs on the
+# bed (scripts/rxe-run), from the repository root.  It runs SENDER
+# through every check of scripts/grade's table, in that order, each
+# against a fresh receiver (./receiver, or tests/evil-receiver for the
+# faults), and prints one line per check:
+#
+#	CHECK NAME pass|fail REASON
+#
+# WORK is a directory on the host's disk that holds big.bin, the file
+# larger than this VM's memory.  A check never waits for ever: every
+# sender runs under `timeout` (GRADE_LIMIT seconds).
+set -u
+SENDER=$1
+WORK=$2
+T=5			# the sender's -t and the receiver's -t, in seconds
+GRADE_LIMIT=60		# the longest any one sender may run
+SECRET=/tmp/grade-secret
+OUT=/tmp/grade-out	# the receiver's -o
+
+# shellcheck source=tests/receiver-lib.sh
+. tests/receiver-lib.sh
+
+# result NAME pass|fail REASON...: the check's line.
+result() {
+	local name=$1 verdict=$2
+	shift 2
+	printf 'CHECK %s %s %s\n' "$name" "$verdict" "$*"
+}
+
+# run_sender ID FILE [OPTION...]: run SENDER -i ID -t T OPTION... to the
+# receiver that start_receiver started, with FILE; sets S_STATUS, S_SECS,
+# S_OUT (its stdout) and S_ERR (the first line of its stderr).
+run_sender() {
+	local id=$1 file=$2 start
+	shift 2
+	start=$EPOCHREALTIME
+	timeout -s KILL "$GRADE_LIMIT" "$SENDER" -i "$id" -t "$T" "$@" \
+		"$RXE_ADDR" "$RX_PORT" "$file" >/tmp/grade-sender.out \
+		2>/tmp/grade-sender.err
+	S_STATUS=$?
+	S_SECS=$(awk -v a="$start" -v b="$EPOCHREALTIME" \
+		'BEGIN { printf "%.1f", b - a }')
+	S_OUT=$(head -c 4096 /tmp/grade-sender.out)
+	S_ERR=$(head -n 1 /tmp/grade-sender.err | head -c 300)
+	[ "$S_STATUS" -eq 137 ] &&
+		S_ERR="killed after $GRADE_LIMIT s (it never ended)"
+}
+
+# said: what the sender said, for a reason.
+said() {
+	echo "(exit status $S_STATUS${S_ERR:+; it said: $S_ERR})"
+}
+
+# summary_line: the receiver's summary line of the session just run: it
+# comes when the session ends; a session still open is ended by
+# stopping the receiver.  Stops the receiver either way.
+summary_line() {
+	local line
+	if ! line=$(next_line $((2 * T + 5)) 2>/dev/null); then
+		kill -TERM "$RX_PID" 2>/dev/null
+		line=$(next_line 10 2>/dev/null) || line="(no summary line)"
+	fi
+	stop_receiver
+	exec {RX_FD}<&-
+	echo "$line"
+}
+
+# make_file PATH SIZE: SIZE random bytes.
+make_file() {
+	head -c "$2" /dev/urandom >"$1"
+}
+
+# printed_key: the key the sender printed ("secret key: HEX"), or nothing.
+printed_key() {
+	sed -n 's/^secret key: \([0-9a-f]\{64\}\)$/\1/p' <<<"$S_OUT" | head -n 1
+}
+
+# check_transfer NAME ID SIZE RECEIVER_OPTION...: the lab's path: a file
+# of SIZE bytes to a receiver with RECEIVER_OPTION... and -o: the sender
+# exits 0 and prints the key that `receiver --key-for ID` gives, the
+# receiver's summary line says the verdict was good and the key sent,
+# and the saved file is byte-identical.
+check_transfer() {
+	local name=$1 id=$2 size=$3 file=/tmp/grade-$1.bin line want diff
+	shift 3
+	make_file "$file" "$size"
+	rm -rf "$OUT"
+	mkdir -p "$OUT"
+	start_receiver -t "$T" -o "$OUT" -k "$SECRET" "$@" ||
+		{ result "$name" fail "the receiver did not start"; return; }
+	run_sender "$id" "$file"
+	line=$(summary_line)
+	want=$(./receiver -k "$SECRET" --key-for "$id")
+	if [ "$S_STATUS" -ne 0 ]; then
+		result "$name" fail "the sender failed $(said)"
+	elif [ "$(printed_key)" != "$want" ]; then
+		result "$name" fail "the key printed is not the key for $id:" \
+			"'$(head -n 1 <<<"$S_OUT")'"
+	elif [[ $line != *"verdict good, key sent"* || $line == *"failed:"* ]]; then
+		result "$name" fail "the receiver's summary: $line"
+	elif ! diff=$(cmp "$file" "$OUT/$id/$(basename "$file")" 2>&1); then
+		result "$name" fail "the saved file differs: $diff"
+	else
+		result "$name" pass "a $size-byte file: key and saved file right" \
+			"(${S_SECS} s)"
+	fi
+	rm -f "$file"
+}
+
+# check_big NAME: a file larger than this VM's memory (WORK/big.bin, on
+# the host's disk), to a receiver of 2 windows of 16 MiB, no -o.
+check_big() {
+	local name=$1 file=$WORK/big.bin line want
+	start_receiver -t "$T" -n 2 -w 16M -k "$SECRET" ||
+		{ result "$name" fail "the receiver did not start"; return; }
+	run_sender grade-big "$file"
+	line=$(summary_line)
+	want=$(./receiver -k "$SECRET" --key-for grade-big)
+	if [ "$S_STATUS" -ne 0 ]; then
+		result "$name" fail "the sender failed $(said)"
+	elif [ "$(printed_key)" != "$want" ]; then
+		result "$name" fail "the key printed is not the key for grade-big"
+	elif [[ $line != *"verdict good, key sent"* ]]; then
+		result "$name" fail "the receiver's summary: $line"
+	else
+		result "$name" pass "$(stat -c %s "$file") bytes in a VM of" \
+			"$(awk '$1 == "MemTotal:" { print int($2 / 1024) }' \
+				/proc/meminfo) MiB (${S_SECS} s)"
+	fi
+}
+
+# expect_failure NAME STATUS WHAT: the sender must have exited STATUS and
+# printed no key: WHAT is what the check is about.
+expect_failure() {
+	local name=$1 want=$2 what=$3
+	if [ -n "$(printed_key)" ] || grep -qi "secret key" <<<"$S_OUT"; then
+		result "$name" fail "$what, yet it printed a key $(said)"
+	elif [ "$S_STATUS" -ne "$want" ]; then
+		result "$name" fail "$what: exit status $S_STATUS, expected" \
+			"$want${S_ERR:+; it said: $S_ERR}"
+	else
+		result "$name" pass "$what: exit $want, no key (${S_SECS} s)"
+	fi
+}
+
+# check_over_max NAME: a 2 MiB file to a receiver that takes at most
+# 1 MiB (-m): refused, exit 4, no key.
+check_over_max() {
+	local file=/tmp/grade-over.bin
+	make_file "$file" $((2 << 20))
+	start_receiver -t "$T" -m 1M -k "$SECRET" ||
+		{ result "$1" fail "the receiver did not start"; return; }
+	run_sender grade-over "$file"
+	summary_line >/dev/null
+	expect_failure "$1" 4 "a file over the receiver's -m"
+	rm -f "$file"
+}
+
+# evil_receiver MODE ID FILE: run the sender against tests/evil-receiver
+# MODE; its line in EVIL_LINE.
+evil_receiver() {
+	local mode=$1 RX_BIN=tests/evil-receiver
+	start_receiver "$mode" ||
+		{ EVIL_LINE="tests/evil-receiver $mode did not start"; return 1; }
+	run_sender "$2" "$3"
+	EVIL_LINE=$(next_line 5 2>/dev/null)
+	kill -KILL "$RX_PID" 2>/dev/null
+	wait "$RX_PID" 2>/dev/null
+	exec {RX_FD}<&-
+}
+
+# check_bad_verdict NAME: a receiver that answers VERDICT bad (and would
+# give a KEY to an ID sent anyway): exit 5, no key.
+check_bad_verdict() {
+	local file=/tmp/grade-bad.bin
+	make_file "$file" 300000
+	evil_receiver bad-verdict grade-bad "$file" ||
+		{ result "$1" fail "$EVIL_LINE"; return; }
+	expect_failure "$1" 5 "a bad verdict"
+	rm -f "$file"
+}
+
+# check_silent NAME: a receiver that accepts and then says nothing: the
+# sender must give up (exit 3) within its -t (allowing as much again and
+# 2 s for the connection and the file).
+check_silent() {
+	local file=/tmp/grade-silent.bin
+	make_file "$file" 4096
+	evil_receiver silent grade-silent "$file" ||
+		{ result "$1" fail "$EVIL_LINE"; return; }
+	if awk -v s="$S_SECS" -v t="$T" 'BEGIN { exit !(s > 2 * t + 2) }'; then
+		result "$1" fail "a silent receiver: gave up only after" \
+			"$S_SECS s with -t $T $(said)"
+	else
+		expect_failure "$1" 3 "a silent receiver"
+	fi
+	rm -f "$file"
+}
+
+# check_killed NAME: a receiver killed while the sender writes: exit 3, no
+# key.
+check_killed() {
+	local file=/tmp/grade-killed.bin
+	make_file "$file" $((32 << 20))
+	evil_receiver killed-mid-write grade-killed "$file" ||
+		{ result "$1" fail "$EVIL_LINE"; return; }
+	expect_failure "$1" 3 "a receiver killed mid-transfer"
+	rm -f "$file"
+}
+
+# The checks, in scripts/grade's order.
+check_transfer lab-empty-file grade-empty 0
+check_transfer lab-one-byte grade-one 1
+check_transfer lab-odd-size grade-odd 1000003
+check_transfer lab-one-window grade-window $((16 << 20)) -w 16M
+check_transfer lab-few-mib grade-few $((3 << 20))
+check_transfer many-windows grade-many $(((3 << 20) + 12345)) -w 256K -n 2
+check_big larger-than-memory
+check_over_max over-max
+check_bad_verdict bad-verdict
+check_silent silent-receiver
+check_killed receiver-killed
