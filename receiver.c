@@ -189,6 +189,7 @@ struct session {
 	enum session_limit limit;	/* which limit that is */
 	int woken;			/* its connection moved */
 	int key_posted;			/* step 6's KEY is on its way */
+	int early;			/* messages in before the VERDICT */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -425,10 +426,15 @@ static int send_verdict(struct session *s)
 		return -1;
 	}
 	msg.verdict.verdict = verdict;
+	/* What has come by now, the sender sent before it could know the
+	 * verdict: an ID among it is out of order (recv_id()). */
+	lab3_poll(&s->conn);
+	s->early = s->conn.ninbox;
 	return post(s, &msg);
 }
 
-/* recv_id: step 5, ID: the student's ID, after a good verdict. */
+/* recv_id: step 5, ID: the student's ID, after a good verdict, and sent
+ * after it: one that had come before the verdict went out is refused. */
 static int recv_id(struct session *s)
 {
 	struct lab3_msg msg;
@@ -436,6 +442,10 @@ static int recv_id(struct session *s)
 
 	if (ret != 0)
 		return ret;
+	if (s->early > 0)
+		return give_up(s, LAB3_ERR_PROTOCOL, "protocol error: ID "
+			       "before the VERDICT (it came before the verdict "
+			       "was sent)");
 	snprintf(s->id, sizeof(s->id), "%s", msg.id.id);
 	return 0;
 }
