@@ -1,5 +1,5 @@
 # A file larger than this VM's memory (run with RXE_VM_MEM=224M; BIG_FILE
-# is on the host's disk, made by tests/e2e-big.test): the transfer works
+# is on the host's disk, made by tests/long/big.test): the transfer works
 # while the receiver's peak RSS stays under its windows plus 32 MiB.  On a
 # terminal the sender shows a progress bar, and -q silences it.
 . tests/e2e/lib.sh
