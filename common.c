@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,8 +48,9 @@
 #define RESOLVE_TIMEOUT_MS 5000	/* rdma_resolve_addr / _route budget */
 #define DISCONNECT_WAIT_MS 2000	/* how long to wait for DISCONNECTED */
 #define NO_CM_EVENT ((enum rdma_cm_event_type)-1)	/* none yet */
-#define SETTLE_MS 200		/* after a failed completion, how long to
-				 * look for the peer's ERROR behind it */
+#define SETTLE_MS 200		/* after a failed completion or a hang-up,
+				 * how long to look for what came before
+				 * (see unsettled()) */
 #define ERROR_WAIT_MS 1000	/* silence while our own ERROR goes out */
 
 /* ---- Small utilities ---- */
@@ -129,6 +131,8 @@ static int conn_error(struct lab3_conn *conn, int ret, const char *fmt, ...)
  * through) any RDMA device, e.g. a plain Ethernet address without rxe. */
 static const char no_device_msg[] =
 	"no RDMA device reachable for that address";
+static const char no_listener_msg[] =
+	"connection refused (is a receiver listening on that port?)";
 
 /* rejection_reason: the printable reason a receiver put in its rejection
  * (see refuse_busy()), or NULL if there is none. */
@@ -175,8 +179,7 @@ static int cm_event_error(struct lab3_conn *conn,
 			return conn_error(conn, -ECONNREFUSED,
 					  "connection refused: %s", why);
 		}
-		return conn_error(conn, -ECONNREFUSED, "connection refused "
-				  "(is a receiver listening on that port?)");
+		return conn_error(conn, -ECONNREFUSED, "%s", no_listener_msg);
 	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
 		return conn_error(conn, -ECONNRESET, "the peer disconnected");
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
@@ -211,6 +214,8 @@ int lab3_conn_event(struct lab3_conn *conn, const struct rdma_cm_event *event)
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		conn->disconnected = 1;
+		if (conn->settle_until == 0)
+			conn->settle_until = now_ms() + SETTLE_MS;
 		break;
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
@@ -303,6 +308,13 @@ static void wc_failed(struct lab3_conn *conn, const struct ibv_wc *wc)
 	if (kind == WR_RECV && wc->status == IBV_WC_WR_FLUSH_ERR)
 		conn->recv_flushed = 1;
 	if (conn->error != 0)
+		return;
+	/* Flushed before the connection was established: an attempt to
+	 * connect failed, and rdma_cm's event (REJECTED, UNREACHABLE...)
+	 * says why.  iWARP requires this wait: it moves the QP to the error
+	 * state, flushing the posted receives, as soon as its TCP or MPA
+	 * exchange fails, often before that event arrives. */
+	if (!conn->connected && wc->status == IBV_WC_WR_FLUSH_ERR)
 		return;
 	if (wc->status == IBV_WC_WR_FLUSH_ERR)
 		conn_error(conn, -ECONNRESET,
@@ -449,10 +461,20 @@ static int wait_fds(struct pollfd *fds, nfds_t nfds, long long timeout_ms,
  * after every CM event, so the message is in the inbox before the
  * hang-up is seen.
  */
+static int wait_until(struct lab3_conn *conn, long long deadline);
+
 static int wait_once(struct lab3_conn *conn, int wait_ms)
 {
-	long long deadline = now_ms() + wait_ms;
+	int ret = wait_until(conn, now_ms() + wait_ms);
 
+	return ret > 0 ? lab3_time_out(conn, wait_ms) : ret;
+}
+
+/* wait_until: wait_once()'s wait, until DEADLINE (ms): 0 after progress,
+ * 1 when the deadline came first, which is no error here, or the
+ * connection's error. */
+static int wait_until(struct lab3_conn *conn, long long deadline)
+{
 	for (;;) {
 		struct pollfd fds[2];
 		long long left;
@@ -462,7 +484,7 @@ static int wait_once(struct lab3_conn *conn, int wait_ms)
 			return n < 0 ? n : 0;
 		left = deadline - now_ms();
 		if (left <= 0)
-			return lab3_time_out(conn, wait_ms);
+			return 1;
 		fds[0].fd = conn->cm_channel->fd;
 		fds[0].events = POLLIN;
 		fds[1].fd = conn->comp_channel ? conn->comp_channel->fd : -1;
@@ -521,27 +543,45 @@ long long lab3_now_ms(void)
 	return now_ms();
 }
 
-/* settle: the connection has failed.  When a failed completion was the
- * first sign, the peer's ERROR that explains it may still be coming: look
- * for it until a receive has been flushed (the receive queue completes in
- * order, so every message before that one has been seen), SETTLE_MS at
- * most.  Returns the connection's error. */
-static int settle(struct lab3_conn *conn)
+/* unsettled: the connection has ended (a failed completion, or the
+ * peer's hang-up: settle_until is set then), and what ended with it is
+ * not all known yet, for SETTLE_MS at most:
+ *   - after a failed completion, the peer's ERROR that explains it may
+ *     still be coming, until a receive has been flushed (the receive
+ *     queue completes in order, so every message before it has been
+ *     seen);
+ *   - a SEND or WRITE whose completion has not come: it says whether
+ *     the message went out.  Over iWARP a SEND completes once it is on
+ *     the wire, and a peer that has it may hang up before its completion
+ *     is seen: the receiver's KEY, when the sender exits at once. */
+static int unsettled(const struct lab3_conn *conn)
 {
-	long long left;
-
-	while (conn->error_from_wc && !conn->recv_flushed &&
-	       (left = conn->settle_until - now_ms()) > 0)
-		if (wait_once(conn, (int)left) != 0)
-			break;
-	return conn->error;
+	if (now_ms() >= conn->settle_until)
+		return 0;
+	return (conn->error_from_wc && !conn->recv_flushed) ||
+	       conn->credits < LAB3_SEND_DEPTH;
 }
 
-/* lab3_settling: see common.h and settle(). */
+/* settle: wait while the connection is unsettled().  Returns its error,
+ * or -ECONNRESET after the peer's hang-up, or 0. */
+static int settle(struct lab3_conn *conn)
+{
+	while (unsettled(conn))
+		if (wait_until(conn, conn->settle_until) < 0)
+			break;
+	if (conn->error != 0)
+		return conn->error;
+	if (conn->disconnected) {
+		snprintf(conn->err, sizeof(conn->err), "the peer disconnected");
+		return -ECONNRESET;
+	}
+	return 0;
+}
+
+/* lab3_settling: see common.h and unsettled(). */
 int lab3_settling(const struct lab3_conn *conn)
 {
-	return conn->error_from_wc && !conn->recv_flushed &&
-	       now_ms() < conn->settle_until;
+	return unsettled(conn);
 }
 
 /* lab3_wait: see common.h. */
@@ -549,13 +589,7 @@ int lab3_wait(struct lab3_conn *conn, int wait_ms)
 {
 	if (conn->error == 0 && !conn->disconnected)
 		wait_once(conn, wait_ms ? wait_ms : conn->timeout_ms);
-	if (conn->error != 0)
-		return settle(conn);
-	if (conn->disconnected) {
-		snprintf(conn->err, sizeof(conn->err), "the peer disconnected");
-		return -ECONNRESET;
-	}
-	return 0;
+	return settle(conn);
 }
 
 /* wait_cm_event: wait for event WANTED on our cm_id, each step of setup
@@ -730,12 +764,14 @@ static struct rdma_conn_param conn_params(void)
 
 /* resolve_error: report a failed rdma_resolve_addr() or
  * rdma_resolve_route() (CALL).  ENODEV gets words of its own: it is what a
- * user sees when the address is on no RDMA device. */
+ * user sees when the address is on no RDMA device.  So does EINVAL for
+ * an address that rdma_getaddrinfo() gave: iWARP (siw) refuses a
+ * loopback address with it at once, where RoCE says ENODEV in an event. */
 static int resolve_error(struct lab3_conn *conn, const char *call)
 {
 	int ret = -errno;
 
-	if (errno == ENODEV)
+	if (errno == ENODEV || errno == EINVAL)
 		snprintf(conn->err, sizeof(conn->err), "%s", no_device_msg);
 	else
 		snprintf(conn->err, sizeof(conn->err), "%s: %s", call,
@@ -840,18 +876,24 @@ int lab3_connect(struct lab3_conn *conn, const char *host, const char *port)
 	ret = build_resources(conn);
 	if (ret != 0)
 		return ret;
+	/* iWARP opens its TCP connection inside rdma_connect(): a port no
+	 * one listens on fails the call itself, not with a REJECTED event
+	 * as on InfiniBand and RoCE.  Both say the same. */
 	if (rdma_connect(conn->id, &param) != 0)
-		return report_errno(conn, "rdma_connect", EIO);
+		return errno == ECONNREFUSED ?
+		       conn_error(conn, -ECONNREFUSED, "%s", no_listener_msg) :
+		       report_errno(conn, "rdma_connect", EIO);
 	return wait_cm_event(conn, RDMA_CM_EVENT_ESTABLISHED);
 }
 
 /* ---- Server side ---- */
 
-/* bind_to: look ADDR:PORT up (in address FAMILY, or any) and bind the
- * listener there.  The IPv6 wildcard is made dual-stack explicitly,
- * whatever net.ipv6.bindv6only says, so that IPv4 senders reach it too. */
-static int bind_to(struct lab3_listener *listener, const char *addr,
-		   const char *port, int family)
+/* bind_to: look ADDR:PORT up (in address FAMILY, or any) and bind ID
+ * there.  An IPv6 wildcard is made IPv6-only explicitly, whatever
+ * net.ipv6.bindv6only says: IPv4 has a listener of its own (see
+ * bind_listener()). */
+static int bind_to(struct lab3_listener *listener, struct rdma_cm_id *id,
+		   const char *addr, const char *port, int family)
 {
 	struct rdma_addrinfo hints = {
 		.ai_flags = RAI_PASSIVE,
@@ -859,7 +901,7 @@ static int bind_to(struct lab3_listener *listener, const char *addr,
 		.ai_port_space = RDMA_PS_TCP,
 	};
 	struct rdma_addrinfo *res;
-	int afonly = 0;
+	int afonly = 1;
 	int ret;
 
 	ret = get_addrinfo(addr, port, &hints, &res, listener->err,
@@ -868,11 +910,10 @@ static int bind_to(struct lab3_listener *listener, const char *addr,
 		return ret;
 	ret = 0;
 	if (addr == NULL && family == AF_INET6)
-		ret = rdma_set_option(listener->id, RDMA_OPTION_ID,
-				      RDMA_OPTION_ID_AFONLY, &afonly,
-				      sizeof(afonly));
+		ret = rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY,
+				      &afonly, sizeof(afonly));
 	if (ret == 0)
-		ret = rdma_bind_addr(listener->id, res->ai_src_addr);
+		ret = rdma_bind_addr(id, res->ai_src_addr);
 	rdma_freeaddrinfo(res);
 	if (ret != 0) {
 		ret = -errno;
@@ -885,15 +926,37 @@ static int bind_to(struct lab3_listener *listener, const char *addr,
 	return 0;
 }
 
-/* bind_listener: bind to ADDR, or with no ADDR to every address: IPv6
- * and IPv4 alike, or IPv4 alone where IPv6 is off. */
+/* bind_listener: bind to ADDR, or with no ADDR to every address: the IPv6
+ * wildcard on listener->id and the IPv4 wildcard, on the same port, on
+ * listener->id4 (or the IPv4 wildcard alone where IPv6 is off).
+ *
+ * Not one dual-stack IPv6 wildcard, which RoCE and InfiniBand would
+ * accept: iWARP requires a listener of the connection's own family.  Its
+ * connection manager takes an IPv4 connection on an IPv6 listener with
+ * the IPv4-mapped IPv6 address (::ffff:a.b.c.d), finds no RDMA device
+ * with that address and drops the connection, so every IPv4 sender would
+ * fail (seen with siw on Debian's 6.1 kernel). */
 static int bind_listener(struct lab3_listener *listener, const char *addr,
 			 const char *port)
 {
-	if (addr == NULL && bind_to(listener, NULL, port, AF_INET6) == 0)
-		return 0;
-	return bind_to(listener, addr, port,
-		       addr == NULL ? AF_INET : AF_UNSPEC);
+	char bound[8];
+	int ret;
+
+	if (addr != NULL)
+		return bind_to(listener, listener->id, addr, port, AF_UNSPEC);
+	if (bind_to(listener, listener->id, NULL, port, AF_INET6) != 0)
+		return bind_to(listener, listener->id, NULL, port, AF_INET);
+	if (rdma_create_id(listener->cm_channel, &listener->id4, NULL,
+			   RDMA_PS_TCP) != 0) {
+		ret = -errno;
+		snprintf(listener->err, sizeof(listener->err),
+			 "rdma_create_id: %s", strerror(errno));
+		return ret;
+	}
+	/* With port 0 the first bind chose one: IPv4 gets the same. */
+	snprintf(bound, sizeof(bound), "%u",
+		 lab3_be16toh(rdma_get_src_port(listener->id)));
+	return bind_to(listener, listener->id4, NULL, bound, AF_INET);
 }
 
 /* How many connection requests may wait for the server to take them
@@ -918,7 +981,9 @@ int lab3_listen(struct lab3_listener *listener, const char *addr,
 	ret = bind_listener(listener, addr, port);
 	if (ret != 0)
 		return ret;
-	if (rdma_listen(listener->id, LISTEN_BACKLOG) != 0) {
+	if (rdma_listen(listener->id, LISTEN_BACKLOG) != 0 ||
+	    (listener->id4 != NULL &&
+	     rdma_listen(listener->id4, LISTEN_BACKLOG) != 0)) {
 		ret = -errno;
 		snprintf(listener->err, sizeof(listener->err),
 			 "rdma_listen: %s", strerror(errno));
@@ -1075,10 +1140,13 @@ void lab3_conn_destroy(struct lab3_conn *conn)
 /* lab3_listener_destroy: see common.h. */
 void lab3_listener_destroy(struct lab3_listener *listener)
 {
+	if (listener->id4 != NULL)
+		rdma_destroy_id(listener->id4);
 	if (listener->id != NULL)
 		rdma_destroy_id(listener->id);
 	if (listener->cm_channel != NULL)
 		rdma_destroy_event_channel(listener->cm_channel);
+	listener->id4 = NULL;
 	listener->id = NULL;
 	listener->cm_channel = NULL;
 }
@@ -1177,7 +1245,7 @@ int lab3_try_flush(struct lab3_conn *conn)
 		return lab3_settling(conn) ? -EAGAIN : conn->error;
 	if (conn->credits == LAB3_SEND_DEPTH)
 		return 0;
-	if (conn->disconnected) {
+	if (conn->disconnected && !lab3_settling(conn)) {
 		snprintf(conn->err, sizeof(conn->err), "the peer disconnected");
 		return -ECONNRESET;
 	}
@@ -1357,6 +1425,28 @@ int lab3_post_error(struct lab3_conn *conn, enum lab3_error_code code,
 }
 
 /* ---- Memory registration and RDMA WRITE ---- */
+
+/* lab3_memlock_limit: see common.h.
+ *
+ * Most providers pin registered memory through the kernel's ib_umem, which
+ * lets a process that may lock memory anyway (CAP_IPC_LOCK, as root may)
+ * pin beyond RLIMIT_MEMLOCK.  iWARP's siw does not: it counts every
+ * registration against the limit, root's too, and root's limit is often
+ * only 8 MiB, so its windows failed to register.  Root may raise the
+ * limit (CAP_SYS_RESOURCE), and does so here: then it has no limit on any
+ * provider.  A root that may not raise it keeps it, and the pair fits
+ * within it, as any other user does. */
+int lab3_memlock_limit(uint64_t *limit)
+{
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+
+	if (geteuid() == 0)
+		(void)setrlimit(RLIMIT_MEMLOCK, &rl);
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return 0;
+	*limit = rl.rlim_cur;
+	return 1;
+}
 
 /* lab3_reg_mr: see common.h.  A failure hints at `ulimit -l`, the usual
  * cause of ENOMEM, EPERM or EAGAIN here. */

@@ -128,11 +128,14 @@ struct lab3_conn {
 
 /* A receiver's listening endpoint.  A receiver that stops on signals blocks
  * them and sets wait_sigmask to a mask that unblocks them: then they are
- * delivered only while it waits, and every wait returns -EINTR for them. */
+ * delivered only while it waits, and every wait returns -EINTR for them.
+ * Listening on every address takes two cm_ids on the one channel: id for
+ * IPv6 and id4 for IPv4 (see lab3_listen()); otherwise id4 is NULL. */
 struct lab3_listener {
 	const sigset_t *wait_sigmask;
 	struct rdma_event_channel *cm_channel;
-	struct rdma_cm_id *id;
+	struct rdma_cm_id *id;		/* its address names the listener */
+	struct rdma_cm_id *id4;
 	char err[LAB3_ERR_LEN];
 };
 
@@ -141,8 +144,8 @@ struct lab3_listener {
 /* Client: resolve HOST:PORT, build the resources, connect. */
 int lab3_connect(struct lab3_conn *conn, const char *host, const char *port);
 
-/* Server: bind to ADDR:PORT (ADDR NULL for all), listen, and store the
- * port actually bound (useful with port 0) in *BOUND_PORT. */
+/* Server: bind to ADDR:PORT (ADDR NULL for all: IPv6 and IPv4), listen,
+ * and store the port actually bound (useful with port 0) in *BOUND_PORT. */
 int lab3_listen(struct lab3_listener *listener, const char *addr,
 		const char *port, uint16_t *bound_port);
 
@@ -178,7 +181,7 @@ int lab3_disconnect_start(struct lab3_conn *conn);
  * built only part of the way, and can be destroyed again afterwards. */
 void lab3_conn_destroy(struct lab3_conn *conn);
 
-/* Free the listener's cm_id and event channel; as safe on a half-built
+/* Free the listener's cm_ids and event channel; as safe on a half-built
  * listener as lab3_conn_destroy(). */
 void lab3_listener_destroy(struct lab3_listener *listener);
 
@@ -226,9 +229,11 @@ int lab3_flush(struct lab3_conn *conn, int wait_ms);
 int lab3_try_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg);
 int lab3_try_flush(struct lab3_conn *conn);
 
-/* Whether the connection's error may still turn out to be the peer's
- * ERROR (after a failed completion, until conn->settle_until): the two
- * above say -EAGAIN meanwhile. */
+/* Whether the connection has ended but what ended with it is not all
+ * known yet (until conn->settle_until): after a failed completion, the
+ * peer's ERROR may still turn out to be its cause; after a failure or a
+ * hang-up, a SEND's completion may still say whether it went out.  The
+ * two above say -EAGAIN meanwhile. */
 int lab3_settling(const struct lab3_conn *conn);
 
 /* The connection's completion channel, to poll() (-1 before it has one). */
@@ -277,6 +282,12 @@ void lab3_send_error(struct lab3_conn *conn, enum lab3_error_code code,
  * it may not or cannot go out. */
 int lab3_post_error(struct lab3_conn *conn, enum lab3_error_code code,
 		    const char *reason);
+
+/* The bytes of memory this process may register (`ulimit -l`): 1 with
+ * them in *LIMIT, or 0 when it has no limit.  Root lifts its limit first,
+ * so root has none unless it may not raise it (see common.c).  Call it
+ * before registering anything. */
+int lab3_memlock_limit(uint64_t *limit);
 
 /* Register LEN bytes at ADDR with ACCESS flags on the connection's PD.
  * A failure is said in conn->err; it is not the connection's error. */

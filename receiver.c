@@ -62,7 +62,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -80,6 +79,7 @@
 #define CLOSE_WAIT_MS 1000	/* for a failed session's ERROR to go */
 #define DISCONNECT_WAIT_MS 2000	/* for the sender's DISCONNECTED */
 #define STOPPING_REASON "the receiver is stopping"
+#define TAG_KEY 1		/* the KEY's SEND: see key_went_out() */
 
 /* The limits that keep one sender from holding a session (and so a place
  * of -c) for long without doing its part.  No honest sender on any RDMA
@@ -189,6 +189,7 @@ struct session {
 	enum session_limit limit;	/* which limit that is */
 	int woken;			/* its connection moved */
 	int key_posted;			/* step 6's KEY is on its way */
+	int key_went_out;		/* and its SEND has completed */
 	int early;			/* messages in before the VERDICT */
 };
 
@@ -219,6 +220,7 @@ static int store_chunk(struct session *s);	/*   and store the chunk */
 static int send_verdict(struct session *s);	/* step 4 */
 static int recv_id(struct session *s);		/* step 5 */
 static int send_key(struct session *s);		/* step 6 */
+static void key_went_out(void *owner, uint64_t tag);
 static int wait_disconnect(struct session *s);	/* the end */
 
 /* The helpers, defined after the states that use them. */
@@ -469,22 +471,36 @@ static int send_key(struct session *s)
 					"receiver could not record the session");
 			return -1;
 		}
-		ret = post(s, &msg);
+		ret = lab3_post_msg(&s->conn, &msg, TAG_KEY);
 		if (ret != 0)
-			return ret;
+			return conn_failed(s, ret);
 		s->key_posted = 1;
 	}
-	/* "key sent" only once it has gone. */
+	/* "key sent" only once it has gone: its completion says so
+	 * (key_went_out()).  The connection may end right after, which does
+	 * not undo it: over iWARP a SEND completes once it is on the wire,
+	 * and a sender that has its key may hang up before the receiver
+	 * sees that completion.  Then the session is over. */
 	ret = lab3_try_flush(&s->conn);
 	if (ret == -EAGAIN)
 		return wait_for_peer(s, 0);
-	if (ret != 0)
+	if (ret != 0 && !s->key_went_out)
 		return conn_failed(s, ret);
 	s->key_sent = 1;
 	lab3_rx_key_sent(&s->rx);
 	if (s->tmp_fd >= 0 && keep_file(s) != 0)
 		return -1;
-	return 0;
+	return ret != 0 ? STEP_OVER : 0;
+}
+
+/* key_went_out: the session's conn.sent: a SEND posted with a tag has
+ * completed successfully; the KEY is the only one. */
+static void key_went_out(void *owner, uint64_t tag)
+{
+	struct session *s = owner;
+
+	if (tag == TAG_KEY)
+		s->key_went_out = 1;
 }
 
 /* wait_disconnect: after step 6 (or a bad verdict at step 4): the
@@ -1096,6 +1112,8 @@ static void new_session(struct server *srv, struct rdma_cm_id *id)
 			.prog = "receiver",
 			.verbose = srv->opt->verbose,
 			.timeout_ms = srv->opt->timeout_s * 1000,
+			.sent = key_went_out,
+			.owner = s,
 		},
 		.life = LIFE_ACCEPTING,
 	};
@@ -1549,28 +1567,15 @@ static int parse_args(struct options *opt, int argc, char **argv)
 	return check_modes(opt, serving_options);
 }
 
-/* memlock_limit: 1, with *LIMIT the bytes `ulimit -l` lets this process
- * lock, when it has a limit (root has none); else 0. */
-static int memlock_limit(uint64_t *limit)
-{
-	struct rlimit rl;
-
-	if (geteuid() == 0 || getrlimit(RLIMIT_MEMLOCK, &rl) != 0 ||
-	    rl.rlim_cur == RLIM_INFINITY)
-		return 0;
-	*limit = rl.rlim_cur;
-	return 1;
-}
-
 /* set_budget: the window memory all sessions share (-b): by default
- * twice one session's (-n times -w), within `ulimit -l` when not root;
+ * twice one session's (-n times -w), within `ulimit -l` if there is one;
  * it must hold one window of -w, and a -b given must fit `ulimit -l`
  * (less LAB3_MEMLOCK_RESERVE), or no session could register it all. */
 static int set_budget(struct options *opt)
 {
 	uint64_t one = opt->window_size * (uint64_t)opt->windows;
 	uint64_t limit;
-	int limited = memlock_limit(&limit);
+	int limited = lab3_memlock_limit(&limit);
 
 	if (!opt->budget_given) {
 		opt->budget = 2 * one;
@@ -1598,7 +1603,8 @@ static int set_budget(struct options *opt)
 }
 
 /* fit_memlock: the windows are registered memory, which counts against
- * `ulimit -l` (root is exempt), less LAB3_MEMLOCK_RESERVE (common.h).
+ * `ulimit -l` (root lifts it: lab3_memlock_limit()), less
+ * LAB3_MEMLOCK_RESERVE (common.h).
  * Unless -w was given, shrink the windows to fit the limit; if they still
  * cannot fit, refuse to start, saying so, rather than fail every session
  * later. */
@@ -1608,7 +1614,7 @@ static int fit_memlock(struct options *opt, int window_size_given)
 		       LAB3_MEMLOCK_RESERVE;
 	uint64_t fit, limit;
 
-	if (!memlock_limit(&limit) || limit >= need)
+	if (!lab3_memlock_limit(&limit) || limit >= need)
 		return 0;
 	fit = limit > LAB3_MEMLOCK_RESERVE ?
 	      (limit - LAB3_MEMLOCK_RESERVE) / (uint64_t)opt->windows : 0;

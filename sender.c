@@ -51,7 +51,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -815,22 +814,20 @@ static int check_file_size(struct sender *s)
 }
 
 /* set_pin_budget: how many bytes of the file may be registered at once,
- * and so how large a WRITE may be: without limit for root or under an
- * unlimited `ulimit -l`, else the limit less LAB3_MEMLOCK_RESERVE
- * (half the limit under a tiny one), with pieces small enough that two
- * fit. */
+ * and so how large a WRITE may be: without limit for root (which lifts
+ * it) or under an unlimited `ulimit -l`, else the limit less
+ * LAB3_MEMLOCK_RESERVE (half the limit under a tiny one), with pieces
+ * small enough that two fit. */
 static void set_pin_budget(struct sender *s)
 {
-	struct rlimit rl;
-	uint64_t piece;
+	uint64_t limit, piece;
 
 	s->pin_budget = UINT64_MAX;
 	s->piece_max = WRITE_PIECE_MAX;
-	if (geteuid() == 0 || getrlimit(RLIMIT_MEMLOCK, &rl) != 0 ||
-	    rl.rlim_cur == RLIM_INFINITY)
+	if (!lab3_memlock_limit(&limit))
 		return;
-	s->pin_budget = rl.rlim_cur > 2 * LAB3_MEMLOCK_RESERVE ?
-			rl.rlim_cur - LAB3_MEMLOCK_RESERVE : rl.rlim_cur / 2;
+	s->pin_budget = limit > 2 * LAB3_MEMLOCK_RESERVE ?
+			limit - LAB3_MEMLOCK_RESERVE : limit / 2;
 	piece = s->pin_budget / 2 & ~(uint64_t)4095;
 	if (piece < 4096)
 		piece = 4096;

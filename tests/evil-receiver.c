@@ -348,11 +348,13 @@ int main(int argc, char **argv)
 	const char *port = NULL, *addr = NULL;
 	char default_port[8], where[64];
 	uint16_t bound_port;
+	uint64_t memlock;
 	size_t mode;
 	int status;
 
 	if (parse_args(argc, argv, &port, &addr, &mode) != 0)
 		return usage();
+	(void)lab3_memlock_limit(&memlock);	/* root: lift it, for siw */
 	if (port == NULL) {
 		snprintf(default_port, sizeof(default_port), "%d",
 			 LAB3_DEFAULT_PORT);

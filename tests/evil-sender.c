@@ -55,6 +55,7 @@
 #define EVIL_ID "evil"
 #define EVIL_EXIT_LET_THROUGH 3		/* the receiver let it through */
 #define DRIBBLE_PAUSE_S 4		/* dribble: between a chunk and DONE */
+#define STALE_WAIT_MS 2000		/* stale-write: for a refusal */
 
 /* The evil sender's connection, its file and what it has seen. */
 struct evil {
@@ -452,10 +453,29 @@ static int bad_hash(struct evil *e)
 	return 0;
 }
 
+/* await_refusal: after a WRITE that completed, 0 if the connection is
+ * still up STALE_WAIT_MS later, else the error that ended it.  Over
+ * InfiniBand and RoCE a WRITE completes when the peer acknowledges it, so
+ * a refused one fails itself ("remote access error").  Over iWARP it
+ * completes as soon as it is sent: the peer's refusal comes after, as a
+ * TERMINATE that breaks the connection. */
+static int await_refusal(struct evil *e)
+{
+	struct lab3_msg msg;
+	int ret = lab3_recv_msg(&e->conn, &msg, STALE_WAIT_MS);
+
+	if (ret == -ETIMEDOUT) {
+		e->conn.err[0] = '\0';	/* silence is the answer */
+		return 0;
+	}
+	return ret != 0 ? ret : -EPROTO;
+}
+
 /* write_stale: stale-write's step before each chunk.  Keep the first
  * REGION; when a later one is for the same window (same addr, a new
  * rkey), RDMA WRITE 1 byte there under the first REGION's rkey, which the
- * receiver took back, wait for it, and stop the run whatever came of it. */
+ * receiver took back, wait for it (and for a refusal after it:
+ * await_refusal()), and stop the run whatever came of it. */
 static int write_stale(struct evil *e)
 {
 	const struct lab3_msg *first = &e->first_region;
@@ -469,6 +489,8 @@ static int write_stale(struct evil *e)
 	e->stale_tried = 1;
 	e->stale_ret = write_piece(e, 0, 1, first->region.addr,
 				   first->region.rkey);
+	if (e->stale_ret == 0)
+		e->stale_ret = await_refusal(e);
 	return -ECANCELED;
 }
 
@@ -621,6 +643,7 @@ int main(int argc, char **argv)
 		.name = "evil.bin",
 		.id = EVIL_ID,
 	};
+	uint64_t memlock;
 	size_t mode;
 	int ret;
 
@@ -628,6 +651,7 @@ int main(int argc, char **argv)
 		return usage();
 	if (make_file(&e) != 0)
 		return 2;
+	(void)lab3_memlock_limit(&memlock);	/* root: lift it, for siw */
 	if (lab3_connect(&e.conn, argv[optind + 1], argv[optind + 2]) != 0 ||
 	    lab3_reg_mr(&e.conn, e.data, e.data_len, 0, &e.mr) != 0) {
 		ret = say("cannot connect", &e, 2);

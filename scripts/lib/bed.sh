@@ -4,12 +4,20 @@
 #
 # A bed VM is Debian's stock amd64 kernel under QEMU's TCG accelerator, with a
 # busybox initramfs (scripts/lib/guest-init) that mounts the host's root
-# filesystem read-only over virtio-9p, brings up an rxe device and runs one
+# filesystem read-only over virtio-9p, brings up an RDMA device and runs one
 # command in a chroot of it.  The kernel is fetched with `apt-get download`
 # and unpacked into a cache directory, never installed.  Kernel and initramfs
 # are rebuilt only when their inputs change.
 #
+# The device is Soft-RoCE (rdma_rxe, device rxe0) or, with RXE_PROVIDER=siw,
+# Soft-iWARP (siw, device siw0), never both: a VM has one provider.  Debian
+# does not ship siw.ko (CONFIG_RDMA_SIW is off), so the bed builds it once
+# per kernel from Debian's own linux-source and linux-headers packages
+# (fetched with `apt-get download`, unpacked, never installed) and caches it
+# next to that kernel.
+#
 # Environment (all optional):
+#   RXE_PROVIDER    rxe (default) or siw: the soft RDMA provider of the VMs
 #   RXE_TIMEOUT     seconds the whole run may take (default 600)
 #   RXE_VM_MEM      memory of each VM (default 2G)
 #   RXE_VM_CPUS     virtual CPUs of each VM (default 2)
@@ -27,9 +35,15 @@ BED_CPUS=${RXE_VM_CPUS:-2}
 BED_EXIT_TIMEOUT=124
 BED_EXIT_FAILURE=125
 
+BED_PROVIDER=${RXE_PROVIDER:-rxe}
+
 # The modules the guest loads; modprobe adds their dependencies in order.
 BED_MODULES="virtio_pci virtio_console virtio_net 9pnet_virtio 9p \
 crc32_generic rdma_rxe rdma_ucm dummy"
+# What siw.ko needs from the kernel package besides those: libcrc32c, and
+# crc32c_generic for the "crc32c" algorithm that libcrc32c asks for (a
+# soft dependency, which modprobe --show-depends does not follow).
+BED_SIW_MODULES="crc32c_generic libcrc32c"
 
 bed_die() {
 	echo "$BED_PROG: $*" >&2
@@ -46,8 +60,31 @@ bed_kernel_package() {
 		sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n 1
 }
 
+# bed_copy_modules ROOT KVER DIR LIST MODULE...: copy each MODULE of the
+# kernel KVER unpacked in ROOT, with the modules it depends on, into DIR,
+# and append their file names, in load order, to DIR/LIST.  A module that
+# DIR/order lists already is left out.
+bed_copy_modules() {
+	local root=$1 kver=$2 dir=$3 list=$4 module path
+	shift 4
+	# -C /dev/null: the host's modprobe.d must not change what the guest loads.
+	for module in "$@"; do
+		modprobe -C /dev/null -d "$root" -S "$kver" --show-depends "$module"
+	done | awk -v order="$dir/order" '
+		BEGIN { while ((getline line < order) > 0) { split(line, f, " "); seen[f[1]] = 1 } }
+		$1 == "insmod" { n = split($2, p, "/"); if (!seen[p[n]]++) print $2 }' |
+		while read -r path; do
+			cp "$path" "$dir/"
+			module=$(basename "$path")
+			# No dummy0: the guest names its own dummy device.
+			[ "$module" = dummy.ko ] && module="$module numdummies=0"
+			echo "$module" >>"$dir/$list"
+		done
+}
+
 # bed_fetch_kernel PKG VERSION DIR: download PKG, unpack its kernel image into
-# DIR and copy the modules the guest needs, in load order, into DIR/modules.
+# DIR and copy the modules the guest needs, in load order, into DIR/modules
+# (the list in DIR/modules/order; what siw needs besides, in order.siw).
 bed_fetch_kernel() {
 	local pkg=$1 version=$2 dir=$3 tmp deb kver module
 	local -a apt_opts=(-q)
@@ -68,33 +105,111 @@ bed_fetch_kernel() {
 	kver=$(basename "$tmp"/root/lib/modules/*)
 	cp "$tmp/root/boot/vmlinuz-$kver" "$dir.new/vmlinuz"
 	depmod -b "$tmp/root" "$kver"
-	# -C /dev/null: the host's modprobe.d must not change what the guest loads.
-	for module in $BED_MODULES; do
-		modprobe -C /dev/null -d "$tmp/root" -S "$kver" --show-depends "$module"
-	done | awk '$1 == "insmod" && !seen[$2]++ { print $2 }' |
-		while read -r path; do
-			cp "$path" "$dir.new/modules/"
-			module=$(basename "$path")
-			# No dummy0: the guest names its own dummy device.
-			[ "$module" = dummy.ko ] && module="$module numdummies=0"
-			echo "$module" >>"$dir.new/modules/order"
-		done
+	: >"$dir.new/modules/order"
+	bed_copy_modules "$tmp/root" "$kver" "$dir.new/modules" order $BED_MODULES
+	bed_copy_modules "$tmp/root" "$kver" "$dir.new/modules" order.siw \
+		$BED_SIW_MODULES
 	echo "$kver" >"$dir.new/kernel-version"
 	rm -rf "$tmp" "$dir"
 	mv "$dir.new" "$dir"
 }
 
+# bed_siw_fail REASON: for bed_build_siw: say why, remove its scratch
+# directory, fail.
+bed_siw_fail() {
+	echo "$1 (log: $log)"
+	rm -rf "$tmp"
+	return 1
+}
+
+# bed_build_siw KDIR VERSION: build siw.ko for the kernel in KDIR (from the
+# package version VERSION) into KDIR/siw.ko, from the same version of
+# Debian's linux-source-X.Y and linux-headers packages.  Only siw's own
+# directory of the source is unpacked.  On failure, print the reason on
+# stdout and keep the build's output in KDIR/siw-build.log.
+bed_build_siw() {
+	local kdir=$1 version=$2 kver series tmp log headers dep src siw
+	local -a apt_opts=(-q) debs
+
+	kver=$(cat "$kdir/kernel-version")
+	series=$(echo "$kver" | sed -n 's/^\([0-9]*\.[0-9]*\)\..*/\1/p')
+	log=$kdir/siw-build.log
+	tmp=$(mktemp -d "$BED_CACHE/siw.XXXXXX") || return 1
+	[ "$(id -u)" -eq 0 ] && apt_opts+=(-o APT::Sandbox::User=root)
+	echo "$BED_PROG: building siw.ko for $kver from linux-source-$series $version (once; cached in $kdir)" >&2
+
+	# The headers package names the others it needs: the common headers
+	# and the kernel build tools, all built from the same source version.
+	if ! (cd "$tmp" && apt-get "${apt_opts[@]}" download \
+		"linux-source-$series=$version" "linux-headers-$kver=$version") \
+		>"$log" 2>&1; then
+		bed_siw_fail "apt-get download linux-source-$series=$version linux-headers-$kver=$version failed"
+		return 1
+	fi
+	headers=$(echo "$tmp"/linux-headers-*.deb)
+	for dep in $(dpkg-deb -f "$headers" Depends | tr ',' '\n' |
+		sed -n 's/^ *\(linux-headers-[^ ]*-common\|linux-kbuild-[^ ]*\) .*/\1/p'); do
+		(cd "$tmp" && apt-get "${apt_opts[@]}" download "$dep=$version") \
+			>>"$log" 2>&1 ||
+			{ bed_siw_fail "apt-get download $dep=$version failed"; return 1; }
+	done
+	debs=("$tmp"/*.deb)
+	mkdir "$tmp/root"
+	for dep in "${debs[@]}"; do
+		dpkg-deb -x "$dep" "$tmp/root" >>"$log" 2>&1 ||
+			{ bed_siw_fail "cannot unpack $(basename "$dep")"; return 1; }
+	done
+	src=linux-source-$series/drivers/infiniband/sw/siw
+	tar -xJf "$tmp/root/usr/src/linux-source-$series.tar.xz" -C "$tmp" \
+		--wildcards "$src/*" >>"$log" 2>&1 ||
+		{ bed_siw_fail "no $src in linux-source-$series"; return 1; }
+	# The headers' Makefile includes the common headers' by absolute
+	# path, which is under $tmp/root here, not under /usr/src.
+	sed -i "s|^include /usr/src/|include $tmp/root/usr/src/|" \
+		"$tmp/root/usr/src/linux-headers-$kver/Makefile"
+	siw=$tmp/$src
+	make -C "$tmp/root/usr/src/linux-headers-$kver" M="$siw" \
+		CONFIG_RDMA_SIW=m modules >>"$log" 2>&1 ||
+		{ bed_siw_fail "make of siw.ko failed"; return 1; }
+	# Without its debugging sections the module is a tenth of the size,
+	# and so is the initramfs that carries it.
+	strip --strip-debug -o "$kdir/siw.ko.new" "$siw/siw.ko" &&
+		mv "$kdir/siw.ko.new" "$kdir/siw.ko"
+	rm -rf "$tmp"
+}
+
+# bed_module_order KDIR: print the modules the provider's guest loads, in
+# load order, one per line with its parameters: Soft-iWARP's guest has
+# siw.ko and what it needs instead of rdma_rxe.ko.
+bed_module_order() {
+	local kdir=$1
+	if [ "$BED_PROVIDER" = siw ]; then
+		grep -v '^rdma_rxe\.ko' "$kdir/modules/order"
+		cat "$kdir/modules/order.siw"
+		echo siw.ko
+	else
+		cat "$kdir/modules/order"
+	fi
+}
+
 # bed_build_initramfs KDIR OUT: write the initramfs (an uncompressed newc
 # cpio archive, which the kernel unpacks faster than a compressed one).
 bed_build_initramfs() {
-	local kdir=$1 out=$2 stage
+	local kdir=$1 out=$2 stage module params
 
 	stage=$(mktemp -d "$BED_CACHE/initramfs.XXXXXX") || return 1
-	mkdir -p "$stage"/{bin,dev,proc,sys,root,share,hosttmp}
+	mkdir -p "$stage"/{bin,dev,proc,sys,root,share,hosttmp,modules}
 	cp /bin/busybox "$stage/bin/busybox"
 	cp "$BED_DIR/scripts/lib/guest-init" "$stage/init"
 	chmod 755 "$stage/init"
-	cp -r "$kdir/modules" "$stage/modules"
+	bed_module_order "$kdir" >"$stage/modules/order"
+	while read -r module params; do
+		if [ "$module" = siw.ko ]; then
+			cp "$kdir/siw.ko" "$stage/modules/"
+		else
+			cp "$kdir/modules/$module" "$stage/modules/"
+		fi
+	done <"$stage/modules/order"
 	(cd "$stage" && find . -print0 | cpio --null -o -H newc --quiet) \
 		>"$out.new" || {
 		rm -rf "$stage"
@@ -107,8 +222,13 @@ bed_build_initramfs() {
 # bed_prepare: make sure a kernel and an initramfs are in the cache, and set
 # BED_KERNEL and BED_INITRD to them.
 bed_prepare() {
-	local pkg version kdir key
+	local pkg version kdir key why
+	local -a inputs
 
+	case $BED_PROVIDER in
+	rxe | siw) ;;
+	*) bed_die "RXE_PROVIDER must be rxe or siw, not '$BED_PROVIDER'" ;;
+	esac
 	for tool in qemu-system-x86_64 cpio depmod modprobe apt-get dpkg-deb; do
 		command -v "$tool" >/dev/null ||
 			bed_die "$tool not found; run scripts/install-deps"
@@ -133,16 +253,23 @@ needs; run 'apt-get update' or set RXE_KERNEL_PKG"
 		bed_die "kernel package $pkg is not available from apt"
 	fi
 	kdir="$BED_CACHE/kernel-${pkg}_$version"
-	if [ ! -f "$kdir/modules/order" ]; then
+	# A cache from before siw was in the bed has no order.siw: fetch again.
+	if [ ! -f "$kdir/modules/order" ] || [ ! -f "$kdir/modules/order.siw" ]; then
 		bed_fetch_kernel "$pkg" "$version" "$kdir" ||
 			bed_die "cannot prepare the kernel $pkg $version"
 	fi
+	if [ "$BED_PROVIDER" = siw ] && [ ! -f "$kdir/siw.ko" ]; then
+		why=$(bed_build_siw "$kdir" "$version") ||
+			bed_die "cannot build siw.ko for $pkg $version: ${why:-see $kdir/siw-build.log}"
+	fi
 
-	key=$(cat "$BED_DIR/scripts/lib/guest-init" /bin/busybox \
-		"$kdir/modules/order" "$kdir/kernel-version" | sha256sum)
-	BED_INITRD="$kdir/initramfs-${key:0:16}.cpio"
+	# The initramfs changes with its init, busybox, modules and kernel.
+	inputs=("$BED_DIR/scripts/lib/guest-init" /bin/busybox "$kdir/kernel-version")
+	[ "$BED_PROVIDER" = siw ] && inputs+=("$kdir/siw.ko")
+	key=$( (cat "${inputs[@]}" && bed_module_order "$kdir") | sha256sum)
+	BED_INITRD="$kdir/initramfs-$BED_PROVIDER-${key:0:16}.cpio"
 	if [ ! -f "$BED_INITRD" ]; then
-		rm -f "$kdir"/initramfs-*.cpio
+		rm -f "$kdir/initramfs-$BED_PROVIDER-"*.cpio
 		bed_build_initramfs "$kdir" "$BED_INITRD" ||
 			bed_die "cannot build the initramfs"
 	fi
@@ -176,8 +303,8 @@ bed_write_cmd() {
 	{
 		echo "# Written by $BED_PROG: the command and environment to run."
 		echo ". /tmp/rxe-share/env"
-		printf 'export RXE_ADDR=%q RXE_ADDR6=%q RXE_DEV=rxe0 RXE_SHARE=/tmp/rxe-share\n' \
-			"${addr%/*}" "$(bed_addr6 "$addr")"
+		printf 'export RXE_ADDR=%q RXE_ADDR6=%q RXE_DEV=%q0 RXE_SHARE=/tmp/rxe-share\n' \
+			"${addr%/*}" "$(bed_addr6 "$addr")" "$BED_PROVIDER"
 		[ -n "$peer" ] &&
 			printf 'export RXE_PEER_ADDR=%q RXE_PEER_ADDR6=%q\n' \
 				"$peer" "$(bed_addr6 "$peer")"
@@ -222,7 +349,7 @@ bed_start_vm() {
 			-nodefaults -no-user-config -display none -no-reboot \
 			-machine pc -accel tcg -cpu max -smp "$BED_CPUS" -m "$BED_MEM" \
 			-kernel "$BED_KERNEL" -initrd "$BED_INITRD" \
-			-append "console=ttyS0 quiet panic=-1 rxebed.name=$name rxebed.net=$net rxebed.addr=$addr rxebed.addr6=$(bed_addr6 "$addr")/64" \
+			-append "console=ttyS0 quiet panic=-1 rxebed.name=$name rxebed.provider=$BED_PROVIDER rxebed.net=$net rxebed.addr=$addr rxebed.addr6=$(bed_addr6 "$addr")/64" \
 			-serial "file:$run/$name.console" \
 			-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 			-virtfs "local,path=$run/share,mount_tag=bedshare,security_model=none,multidevs=remap" \

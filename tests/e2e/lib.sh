@@ -24,6 +24,12 @@ expect_sender_fails() {
 		fail "$3: stderr '$SENDER_ERR' does not match '$2'"
 }
 
+# iwarp: succeed if RXE_DEV is an iWARP device (siw, RXE_PROVIDER=siw),
+# where a few failures show differently from InfiniBand and RoCE.
+iwarp() {
+	ibv_devinfo -d "$RXE_DEV" 2>/dev/null | grep -q 'transport:.*iWARP'
+}
+
 # make_file PATH BYTES: a file of BYTES random bytes.
 make_file() {
 	head -c "$2" /dev/urandom >"$1" || fail "cannot create $1"
