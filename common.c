@@ -52,6 +52,8 @@
 				 * how long to look for what came before
 				 * (see unsettled()) */
 #define ERROR_WAIT_MS 1000	/* silence while our own ERROR goes out */
+#define NUDGES 3		/* iWARP: see nudge() */
+#define NUDGE_MS 250
 
 /* ---- Small utilities ---- */
 
@@ -369,6 +371,7 @@ static void take_recv(struct lab3_conn *conn, const struct ibv_wc *wc)
 			lab3_msg_type_name(msg.type), wc->byte_len);
 	if (post_recv(conn, (int)slot) != 0)
 		return;
+	conn->heard = 1;
 	if (msg.type == LAB3_MSG_ERROR)
 		take_peer_error(conn, &msg);
 	else if (conn->ninbox == LAB3_RECV_DEPTH)
@@ -470,6 +473,43 @@ static int wait_once(struct lab3_conn *conn, int wait_ms)
 	return ret > 0 ? lab3_time_out(conn, wait_ms) : ret;
 }
 
+/*
+ * nudge: a zero-length RDMA WRITE, which places nothing and needs no
+ * rkey, for Soft-iWARP's sake.  siw (Linux 6.1 and 6.12 alike) accepts a
+ * connection by sending its MPA reply and only then hooks the queue pair
+ * to the TCP socket: a first message that arrives in between waits in the
+ * socket, unseen, until more data comes.  The sender speaks first and
+ * then waits for the REGION, so a FILE_INFO caught there would wait
+ * forever (seen in the bed about once in 20 connections made at once).
+ * So over iWARP, while nothing has been heard, the client sends NUDGES of
+ * these, NUDGE_MS apart: any one that arrives after the hook brings the
+ * waiting message in.  Real iWARP adapters never need it, and to any
+ * peer it is nothing.
+ */
+static int post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr);
+
+static void nudge(struct lab3_conn *conn)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = WR_ID(WR_WRITE, 0),
+		.opcode = IBV_WR_RDMA_WRITE,
+	};
+
+	conn->nudges--;
+	conn->nudge_at = now_ms() + NUDGE_MS;
+	if (conn->heard || conn->error != 0 || conn->disconnected) {
+		conn->nudges = 0;
+		return;
+	}
+	if (conn->credits == 0)
+		return;
+	if (conn->verbose)
+		fprintf(stderr, "%s: nothing heard yet: a zero-length RDMA "
+			"WRITE (iWARP)\n", conn->prog);
+	conn->credits--;
+	post_send_wr(conn, &wr);
+}
+
 /* wait_until: wait_once()'s wait, until DEADLINE (ms): 0 after progress,
  * 1 when the deadline came first, which is no error here, or the
  * connection's error. */
@@ -482,9 +522,13 @@ static int wait_until(struct lab3_conn *conn, long long deadline)
 
 		if (n != 0)
 			return n < 0 ? n : 0;
+		if (conn->nudges > 0 && now_ms() >= conn->nudge_at)
+			nudge(conn);
 		left = deadline - now_ms();
 		if (left <= 0)
 			return 1;
+		if (conn->nudges > 0 && conn->nudge_at - now_ms() < left)
+			left = conn->nudge_at - now_ms();
 		fds[0].fd = conn->cm_channel->fd;
 		fds[0].events = POLLIN;
 		fds[1].fd = conn->comp_channel ? conn->comp_channel->fd : -1;
@@ -883,7 +927,13 @@ int lab3_connect(struct lab3_conn *conn, const char *host, const char *port)
 		return errno == ECONNREFUSED ?
 		       conn_error(conn, -ECONNREFUSED, "%s", no_listener_msg) :
 		       report_errno(conn, "rdma_connect", EIO);
-	return wait_cm_event(conn, RDMA_CM_EVENT_ESTABLISHED);
+	ret = wait_cm_event(conn, RDMA_CM_EVENT_ESTABLISHED);
+	if (ret == 0 &&
+	    conn->id->verbs->device->transport_type == IBV_TRANSPORT_IWARP) {
+		conn->nudges = NUDGES;
+		conn->nudge_at = now_ms() + NUDGE_MS;
+	}
+	return ret;
 }
 
 /* ---- Server side ---- */

@@ -105,6 +105,12 @@ struct lab3_conn {
 	/* Messages received and not yet taken, oldest first. */
 	struct lab3_msg inbox[LAB3_RECV_DEPTH];
 	int ninbox;
+	int heard;			/* a message has come */
+
+	/* Over iWARP, the zero-length WRITEs that may still go while
+	 * nothing has been heard (see nudge() in common.c). */
+	int nudges;
+	long long nudge_at;		/* ms: the next one */
 
 	/* What rdma_cm said of this connection. */
 	enum rdma_cm_event_type cm_event;	/* the last event for it */
@@ -121,7 +127,8 @@ struct lab3_conn {
 					 * that comes after still explains it */
 	int recv_flushed;		/* a receive was flushed: every
 					 * message before it has been seen */
-	long long settle_until;		/* until then, look for that ERROR */
+	long long settle_until;		/* until then, see what ended with
+					 * it (lab3_settling()) */
 
 	char err[LAB3_ERR_LEN];
 };

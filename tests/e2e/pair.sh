@@ -1,4 +1,4 @@
-# tests/e2e/pair.sh server|client: the two sides of tests/e2e-pair.test,
+# tests/e2e/pair.sh server|client: the two sides of tests/long/e2e-pair.test,
 # run by scripts/rxe-pair, the receiver on host A (server) and the sender
 # on host B (client).  Three sessions through one receiver:
 #   1. a transfer: the sender gets the key `receiver --key-for` gives, and
