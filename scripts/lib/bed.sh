@@ -147,12 +147,18 @@ bed_build_siw() {
 		return 1
 	fi
 	headers=$(echo "$tmp"/linux-headers-*.deb)
-	for dep in $(dpkg-deb -f "$headers" Depends | tr ',' '\n' |
-		sed -n 's/^ *\(linux-headers-[^ ]*-common\|linux-kbuild-[^ ]*\) .*/\1/p'); do
-		(cd "$tmp" && apt-get "${apt_opts[@]}" download "$dep=$version") \
+	# NAME [OP VERSION]: the common headers must be this very version;
+	# the build tools may be newer ("linux-kbuild-6.1 (>= 6.1.170-3)") or
+	# have no version ("linux-kbuild-6.12.117+deb12"): then the newest.
+	while read -r dep op want; do
+		[ "$op" != "=" ] && ! apt-cache madison "$dep" |
+			awk -F'|' -v v="$want" '{ gsub(/ /, "", $2) } $2 == v { f = 1 } END { exit !f }' &&
+			want=$(apt-cache policy "$dep" | sed -n 's/^ *Candidate: //p')
+		(cd "$tmp" && apt-get "${apt_opts[@]}" download "$dep=$want") \
 			>>"$log" 2>&1 ||
-			{ bed_siw_fail "apt-get download $dep=$version failed"; return 1; }
-	done
+			{ bed_siw_fail "apt-get download $dep=$want failed"; return 1; }
+	done < <(dpkg-deb -f "$headers" Depends | tr ',' '\n' |
+		sed -n 's/^ *\(linux-headers-[^ ]*-common\|linux-kbuild-[^ ]*\)\( (\([<>=]*\) \([^)]*\))\)\{0,1\} *$/\1 \3 \4/p')
 	debs=("$tmp"/*.deb)
 	mkdir "$tmp/root"
 	for dep in "${debs[@]}"; do
@@ -168,8 +174,11 @@ bed_build_siw() {
 	sed -i "s|^include /usr/src/|include $tmp/root/usr/src/|" \
 		"$tmp/root/usr/src/linux-headers-$kver/Makefile"
 	siw=$tmp/$src
+	# No BTF type information for the module: it would need pahole and
+	# the kernel's vmlinux, and nothing in the bed reads it.
 	make -C "$tmp/root/usr/src/linux-headers-$kver" M="$siw" \
-		CONFIG_RDMA_SIW=m modules >>"$log" 2>&1 ||
+		CONFIG_RDMA_SIW=m CONFIG_DEBUG_INFO_BTF_MODULES= modules \
+		>>"$log" 2>&1 ||
 		{ bed_siw_fail "make of siw.ko failed"; return 1; }
 	# Without its debugging sections the module is a tenth of the size,
 	# and so is the initramfs that carries it.
