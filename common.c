@@ -55,6 +55,10 @@
 #define NUDGES 3		/* iWARP: see nudge() */
 #define NUDGE_MS 250
 
+/* Used before they are defined, with the helpers they belong with. */
+static int wait_until(struct lab3_conn *conn, long long deadline);
+static int post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr);
+
 /* ---- Small utilities ---- */
 
 /* set_nonblocking: make FD non-blocking, so that a read after poll() can
@@ -213,6 +217,7 @@ int lab3_conn_event(struct lab3_conn *conn, const struct rdma_cm_event *event)
 	switch (event->event) {
 	case RDMA_CM_EVENT_ESTABLISHED:
 		conn->connected = 1;
+		conn->established = 1;
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		conn->disconnected = 1;
@@ -316,7 +321,7 @@ static void wc_failed(struct lab3_conn *conn, const struct ibv_wc *wc)
 	 * says why.  iWARP requires this wait: it moves the QP to the error
 	 * state, flushing the posted receives, as soon as its TCP or MPA
 	 * exchange fails, often before that event arrives. */
-	if (!conn->connected && wc->status == IBV_WC_WR_FLUSH_ERR)
+	if (!conn->established && wc->status == IBV_WC_WR_FLUSH_ERR)
 		return;
 	if (wc->status == IBV_WC_WR_FLUSH_ERR)
 		conn_error(conn, -ECONNRESET,
@@ -464,8 +469,6 @@ static int wait_fds(struct pollfd *fds, nfds_t nfds, long long timeout_ms,
  * after every CM event, so the message is in the inbox before the
  * hang-up is seen.
  */
-static int wait_until(struct lab3_conn *conn, long long deadline);
-
 static int wait_once(struct lab3_conn *conn, int wait_ms)
 {
 	int ret = wait_until(conn, now_ms() + wait_ms);
@@ -486,8 +489,6 @@ static int wait_once(struct lab3_conn *conn, int wait_ms)
  * waiting message in.  Real iWARP adapters never need it, and to any
  * peer it is nothing.
  */
-static int post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr);
-
 static void nudge(struct lab3_conn *conn)
 {
 	struct ibv_send_wr wr = {
@@ -517,18 +518,19 @@ static int wait_until(struct lab3_conn *conn, long long deadline)
 {
 	for (;;) {
 		struct pollfd fds[2];
-		long long left;
+		long long now, left;
 		int n = lab3_poll(conn);
 
 		if (n != 0)
 			return n < 0 ? n : 0;
 		if (conn->nudges > 0 && now_ms() >= conn->nudge_at)
 			nudge(conn);
-		left = deadline - now_ms();
+		now = now_ms();
+		left = deadline - now;
 		if (left <= 0)
 			return 1;
-		if (conn->nudges > 0 && conn->nudge_at - now_ms() < left)
-			left = conn->nudge_at - now_ms();
+		if (conn->nudges > 0 && conn->nudge_at - now < left)
+			left = conn->nudge_at > now ? conn->nudge_at - now : 0;
 		fds[0].fd = conn->cm_channel->fd;
 		fds[0].events = POLLIN;
 		fds[1].fd = conn->comp_channel ? conn->comp_channel->fd : -1;
@@ -806,16 +808,27 @@ static struct rdma_conn_param conn_params(void)
 
 /* ---- Client side ---- */
 
+/* is_loopback: whether SA is 127.0.0.0/8 or ::1. */
+static int is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr)
+			>> 24) == 127;
+	return sa->sa_family == AF_INET6 &&
+	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
 /* resolve_error: report a failed rdma_resolve_addr() or
- * rdma_resolve_route() (CALL).  ENODEV gets words of its own: it is what a
- * user sees when the address is on no RDMA device.  So does EINVAL for
- * an address that rdma_getaddrinfo() gave: iWARP (siw) refuses a
- * loopback address with it at once, where RoCE says ENODEV in an event. */
-static int resolve_error(struct lab3_conn *conn, const char *call)
+ * rdma_resolve_route() (CALL) for the address DST.  ENODEV gets words of
+ * its own: it is what a user sees when the address is on no RDMA device.
+ * So does EINVAL for a loopback address: iWARP (siw) refuses one with it
+ * at once, where RoCE says ENODEV in an event. */
+static int resolve_error(struct lab3_conn *conn, const char *call,
+			 const struct sockaddr *dst)
 {
 	int ret = -errno;
 
-	if (errno == ENODEV || errno == EINVAL)
+	if (errno == ENODEV || (errno == EINVAL && is_loopback(dst)))
 		snprintf(conn->err, sizeof(conn->err), "%s", no_device_msg);
 	else
 		snprintf(conn->err, sizeof(conn->err), "%s: %s", call,
@@ -865,14 +878,18 @@ static int resolve_addr_and_route(struct lab3_conn *conn, const char *host,
 		return ret;
 	ret = rdma_resolve_addr(conn->id, NULL, addr->ai_dst_addr,
 				RESOLVE_TIMEOUT_MS);
+	if (ret != 0)
+		ret = resolve_error(conn, "rdma_resolve_addr",
+				    addr->ai_dst_addr);
 	rdma_freeaddrinfo(addr);
 	if (ret != 0)
-		return resolve_error(conn, "rdma_resolve_addr");
+		return ret;
 	ret = wait_cm_event(conn, RDMA_CM_EVENT_ADDR_RESOLVED);
 	if (ret != 0)
 		return ret;
 	if (rdma_resolve_route(conn->id, RESOLVE_TIMEOUT_MS) != 0)
-		return resolve_error(conn, "rdma_resolve_route");
+		return resolve_error(conn, "rdma_resolve_route",
+				     rdma_get_peer_addr(conn->id));
 	return wait_cm_event(conn, RDMA_CM_EVENT_ROUTE_RESOLVED);
 }
 

@@ -114,7 +114,9 @@ struct lab3_conn {
 
 	/* What rdma_cm said of this connection. */
 	enum rdma_cm_event_type cm_event;	/* the last event for it */
-	int connected;			/* ESTABLISHED was seen */
+	int connected;			/* ESTABLISHED was seen, and we
+					 * have not started to disconnect */
+	int established;		/* ESTABLISHED was seen, ever */
 	int disconnected;		/* the peer's DISCONNECTED was seen */
 	int refused;			/* the peer rejected the connection
 					 * and said why (conn->err) */
@@ -239,8 +241,10 @@ int lab3_try_flush(struct lab3_conn *conn);
 /* Whether the connection has ended but what ended with it is not all
  * known yet (until conn->settle_until): after a failed completion, the
  * peer's ERROR may still turn out to be its cause; after a failure or a
- * hang-up, a SEND's completion may still say whether it went out.  The
- * two above say -EAGAIN meanwhile. */
+ * hang-up, a SEND's completion may still say whether it went out.
+ * Meanwhile lab3_try_flush() says -EAGAIN, and so does lab3_try_recv_msg()
+ * after a failure (after a hang-up it returns the messages that came
+ * before, then -ECONNRESET). */
 int lab3_settling(const struct lab3_conn *conn);
 
 /* The connection's completion channel, to poll() (-1 before it has one). */

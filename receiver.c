@@ -189,7 +189,7 @@ struct session {
 	enum session_limit limit;	/* which limit that is */
 	int woken;			/* its connection moved */
 	int key_posted;			/* step 6's KEY is on its way */
-	int key_went_out;		/* and its SEND has completed */
+	int key_completed;		/* and its SEND has completed */
 	int early;			/* messages in before the VERDICT */
 };
 
@@ -226,7 +226,7 @@ static int wait_disconnect(struct session *s);	/* the end */
 /* The helpers, defined after the states that use them. */
 static int receive(struct session *s, struct lab3_msg *msg, int wait_ms);
 static int receive_any(struct session *s, struct lab3_msg *msg, int wait_ms);
-static int post(struct session *s, const struct lab3_msg *msg);
+static int post(struct session *s, const struct lab3_msg *msg, uint64_t tag);
 static int wait_for_peer(struct session *s, int wait_ms);
 static void set_deadline(struct session *s);
 static int judge(struct session *s, const struct lab3_msg *msg);
@@ -352,7 +352,7 @@ static int send_region(struct session *s)
 		}
 		msg.region.length = w->length;
 		msg.region.offset = w->offset;
-		ret = post(s, &msg);
+		ret = post(s, &msg, 0);
 		if (ret != 0)
 			return ret;
 	}
@@ -432,7 +432,7 @@ static int send_verdict(struct session *s)
 	 * verdict: an ID among it is out of order (recv_id()). */
 	lab3_poll(&s->conn);
 	s->early = s->conn.ninbox;
-	return post(s, &msg);
+	return post(s, &msg, 0);
 }
 
 /* recv_id: step 5, ID: the student's ID, after a good verdict, and sent
@@ -471,9 +471,9 @@ static int send_key(struct session *s)
 					"receiver could not record the session");
 			return -1;
 		}
-		ret = lab3_post_msg(&s->conn, &msg, TAG_KEY);
+		ret = post(s, &msg, TAG_KEY);
 		if (ret != 0)
-			return conn_failed(s, ret);
+			return ret;
 		s->key_posted = 1;
 	}
 	/* "key sent" only once it has gone: its completion says so
@@ -484,7 +484,7 @@ static int send_key(struct session *s)
 	ret = lab3_try_flush(&s->conn);
 	if (ret == -EAGAIN)
 		return wait_for_peer(s, 0);
-	if (ret != 0 && !s->key_went_out)
+	if (ret != 0 && !s->key_completed)
 		return conn_failed(s, ret);
 	s->key_sent = 1;
 	lab3_rx_key_sent(&s->rx);
@@ -500,7 +500,7 @@ static void key_went_out(void *owner, uint64_t tag)
 	struct session *s = owner;
 
 	if (tag == TAG_KEY)
-		s->key_went_out = 1;
+		s->key_completed = 1;
 }
 
 /* wait_disconnect: after step 6 (or a bad verdict at step 4): the
@@ -546,10 +546,11 @@ static int receive_any(struct session *s, struct lab3_msg *msg, int wait_ms)
 }
 
 /* post: send MSG, without waiting for it to go (the send queue has room:
- * the steps that post check conn.credits).  0, or -1. */
-static int post(struct session *s, const struct lab3_msg *msg)
+ * the steps that post check conn.credits); TAG (or 0) comes back to
+ * key_went_out() when it has gone.  0, or -1. */
+static int post(struct session *s, const struct lab3_msg *msg, uint64_t tag)
 {
-	int ret = lab3_post_msg(&s->conn, msg, 0);
+	int ret = lab3_post_msg(&s->conn, msg, tag);
 
 	return ret != 0 ? conn_failed(s, ret) : 0;
 }
@@ -1236,7 +1237,7 @@ static void expire(struct server *srv, struct session *s)
 		end_by_limit(s);
 	else if ((s->life == LIFE_ACCEPTING ||
 		  (s->life == LIFE_RUNNING && s->waiting)) &&
-		 !lab3_settling(&s->conn))
+		 !lab3_settling(&s->conn) && !s->conn.disconnected)
 		lab3_time_out(&s->conn, s->wait_ms);
 	advance(srv, s);
 }

@@ -27,7 +27,9 @@
  *                a new rkey), an RDMA WRITE of 1 byte there under the first
  *                REGION's old rkey, before anything else.  The receiver's
  *                device must refuse it: the line then ends "remote access
- *                error".  The file must be larger than the receiver's
+ *                error" (InfiniBand, RoCE), or "the connection broke"
+ *                (iWARP, where the refusal comes after the WRITE has
+ *                completed).  The file must be larger than the receiver's
  *                windows together, or no window comes round.
  *   dribble      Slowly: DRIBBLE_PAUSE_S seconds of nothing before each
  *                chunk's WRITEs and DONE: never silent for long, but far

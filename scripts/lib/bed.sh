@@ -139,7 +139,7 @@ bed_build_siw() {
 	echo "$BED_PROG: building siw.ko for $kver from linux-source-$series $version (once; cached in $kdir)" >&2
 
 	# The headers package names the others it needs: the common headers
-	# and the kernel build tools, all built from the same source version.
+	# and the kernel build tools.
 	if ! (cd "$tmp" && apt-get "${apt_opts[@]}" download \
 		"linux-source-$series=$version" "linux-headers-$kver=$version") \
 		>"$log" 2>&1; then
@@ -182,8 +182,9 @@ bed_build_siw() {
 		{ bed_siw_fail "make of siw.ko failed"; return 1; }
 	# Without its debugging sections the module is a tenth of the size,
 	# and so is the initramfs that carries it.
-	strip --strip-debug -o "$kdir/siw.ko.new" "$siw/siw.ko" &&
-		mv "$kdir/siw.ko.new" "$kdir/siw.ko"
+	strip --strip-debug -o "$kdir/siw.ko.new" "$siw/siw.ko" \
+		>>"$log" 2>&1 && mv "$kdir/siw.ko.new" "$kdir/siw.ko" ||
+		{ bed_siw_fail "cannot strip siw.ko into $kdir"; return 1; }
 	rm -rf "$tmp"
 }
 
@@ -217,7 +218,10 @@ bed_build_initramfs() {
 			cp "$kdir/siw.ko" "$stage/modules/"
 		else
 			cp "$kdir/modules/$module" "$stage/modules/"
-		fi
+		fi || {
+			rm -rf "$stage"
+			return 1
+		}
 	done <"$stage/modules/order"
 	(cd "$stage" && find . -print0 | cpio --null -o -H newc --quiet) \
 		>"$out.new" || {

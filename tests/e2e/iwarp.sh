@@ -22,7 +22,9 @@
 #     (a remedy for a Soft-iWARP race: nudge() in common.c), then it
 #     times out;
 #   - a port where nothing listens (iWARP refuses inside rdma_connect) and
-#     a loopback address: one clear line each, exit 3.
+#     a loopback address: one clear line each, exit 3;
+#   - root's registrations, which siw counts against root's `ulimit -l`:
+#     the default 16 MiB windows; a busy refusal with -c 1.
 . tests/e2e/lib.sh
 
 iwarp || fail "$RXE_DEV is not an iWARP device: $(ibv_devinfo -d "$RXE_DEV" | grep transport)"
@@ -151,3 +153,33 @@ expect_sender_fails 3 "no RDMA device reachable for that address" \
 
 stop_receiver
 expect_status 0 "$RX_STATUS" "receiver after SIGTERM"
+
+# Root's registrations count against root's `ulimit -l` with siw: the
+# receiver's default windows (4 of 16 MiB) need more than root's limit
+# here, so both programs must lift it (lab3_memlock_limit()), or the
+# receiver would shrink its windows to fit.  Then a
+# receiver serving one sender at a time (-c 1), held by a silent one,
+# refuses the next as busy (exit 4).
+limit=$(ulimit -l)
+[ "$limit" != unlimited ] && [ "$limit" -lt $((16 << 10)) ] ||
+	fail "root's ulimit -l is $limit KiB here: the check would prove nothing"
+start_receiver -v -c 1 -o "$out" -k "$TEST_TMP/secret" || fail "no receiver"
+SESSION=0
+make_file "$TEST_TMP/root" $((20 << 20))
+run_sender -v -i root "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/root"
+expect_status 0 "$SENDER_STATUS" "20 MiB through 16 MiB windows as root ($SENDER_ERR)"
+regions=$(grep -c "received REGION" "$TEST_TMP/sender.err")
+[ "$regions" -eq 2 ] ||
+	fail "root: $regions REGIONs for 20 MiB, expected 2 windows of 16 MiB"
+expect_summary "id root, 20971520 bytes, verdict good, key sent" "as root"
+cmp "$TEST_TMP/root" "$out/root/root" || fail "root: the saved file differs"
+tests/evil-sender silent "$RXE_ADDR" "$RX_PORT" >/dev/null & silent=$!
+timeout 10 tail -n +1 -f "$RX_DIR/stderr" |
+	grep -q -m 1 "session 2: state RECV_FILE_INFO" ||
+	fail "the silent sender did not connect"
+run_sender -t 5 -i busy "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/one"
+expect_sender_fails 4 "connection refused: receiver busy with another session$" \
+	"a sender while the only place is taken"
+stop_receiver
+expect_status 0 "$RX_STATUS" "receiver after SIGTERM"
+wait "$silent"
