@@ -578,6 +578,9 @@ int lab3_conn_ready(struct lab3_conn *conn)
 /* lab3_time_out: see common.h. */
 int lab3_time_out(struct lab3_conn *conn, int wait_ms)
 {
+	/* After a hang-up (and its settling), the hang-up is the end. */
+	if (conn->disconnected)
+		return conn_error(conn, -ECONNRESET, "the peer disconnected");
 	return conn_error(conn, -ETIMEDOUT, "timed out after %lld s without "
 			  "word from the peer",
 			  ((long long)wait_ms + 999) / 1000);

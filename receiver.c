@@ -1237,7 +1237,7 @@ static void expire(struct server *srv, struct session *s)
 		end_by_limit(s);
 	else if ((s->life == LIFE_ACCEPTING ||
 		  (s->life == LIFE_RUNNING && s->waiting)) &&
-		 !lab3_settling(&s->conn) && !s->conn.disconnected)
+		 !lab3_settling(&s->conn))
 		lab3_time_out(&s->conn, s->wait_ms);
 	advance(srv, s);
 }
