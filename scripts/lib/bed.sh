@@ -18,6 +18,8 @@
 #
 # Environment (all optional):
 #   RXE_PROVIDER    rxe (default) or siw: the soft RDMA provider of the VMs
+#   RXE_SAVE        a directory that receives, when the run ends, the files
+#                   the commands left in $RXE_SHARE/save
 #   RXE_TIMEOUT     seconds the whole run may take (default 600)
 #   RXE_VM_MEM      memory of each VM (default 2G)
 #   RXE_VM_CPUS     virtual CPUs of each VM (default 2)
@@ -294,7 +296,7 @@ needs; run 'apt-get update' or set RXE_KERNEL_PKG"
 # bed_export_env FILE: save the caller's exported environment, so that the
 # command sees it in the VM too.  The bed's own variables are set after it.
 bed_export_env() {
-	export -p | grep -Ev '^declare -x (BASH_[A-Z_]*|SHLVL|PWD|OLDPWD|_|RXE_(ADDR|ADDR6|DEV|PEER_ADDR|PEER_ADDR6|SHARE))(=|$)' \
+	export -p | grep -Ev '^declare -x (BASH_[A-Z_]*|SHLVL|PWD|OLDPWD|_|RXE_(ADDR|ADDR6|DEV|PEER_ADDR|PEER_ADDR6|SHARE|SAVE))(=|$)' \
 		>"$1"
 }
 
@@ -417,6 +419,14 @@ bed_vm_status() {
 	tail -n 5 "$run/$name.qemu.log" "$run/$name.console" 2>/dev/null |
 		sed "s/^/$BED_PROG: /" >&2
 	echo "$BED_EXIT_FAILURE"
+}
+
+# bed_save SHARE: with RXE_SAVE=DIR, copy into DIR what the commands left
+# in SHARE/save ($RXE_SHARE/save in the guests), as the run ends.
+bed_save() {
+	[ -n "${RXE_SAVE:-}" ] && [ -d "$1/save" ] || return 0
+	mkdir -p "$RXE_SAVE" && cp -r "$1/save/." "$RXE_SAVE/" ||
+		echo "$BED_PROG: cannot save $1/save into $RXE_SAVE" >&2
 }
 
 # bed_new_run: create the run directory (removed on exit) and save the
