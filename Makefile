@@ -46,7 +46,7 @@ FUZZERS = tests/fuzz_decode tests/fuzz_receiver tests/fuzz_sender
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 TEST_PROGRAMS = tests/unit $(FUZZERS) tests/evil-sender tests/evil-receiver
 
-.PHONY: all deps test test-long demo handout grade bench fuzz soak valgrind sparse \
+.PHONY: all deps test test-long demo wire handout grade bench fuzz soak valgrind sparse \
 	install uninstall clean
 
 all: $(PROGRAMS)
@@ -140,6 +140,12 @@ test-long: deps
 demo: deps
 	@$(MAKE) --no-print-directory all
 	scripts/demo
+
+# One session captured on the bed's link and printed packet by packet;
+# e.g. make wire WIRE="-s 1000000 -w 256K" (see scripts/wire).
+wire: deps
+	@$(MAKE) --no-print-directory all tests/evil-sender
+	scripts/wire $(WIRE)
 
 bench: deps
 	@$(MAKE) --no-print-directory all

@@ -3,8 +3,15 @@
  * "lab3.MESSAGE.FIELD OFFSET SIZE", from offsetof() and sizeof(), for
  * tests/wire-fields.test to compare with the dissector's table
  * (scripts/lib/lab3.lua).  Each struct's fields must add up to its size:
- * a field added to protocol.h and not listed here fails the build's run.
+ * a field added to protocol.h and not listed here makes it fail.
+ *
+ * wire-fields --pcap FILE: write a capture of RoCE v2 SENDs, one per
+ * message encoded by lab3_encode() (FILE_INFO, REGION, DONE, VERDICT, ID,
+ * KEY, ERROR), then four that the decoder refuses (a wrong version, a
+ * wrong body length, a reserved byte set, an unknown type), for the test
+ * to decode with the dissector.
  */
+#include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,9 +80,91 @@ static size_t filled(const char *msg)
 	return total;
 }
 
-int main(void)
+/* put_frame: one Ethernet + IPv4 + UDP (port 4791) + BTH (RC SEND Only)
+ * frame carrying PAYLOAD, with its pcap record header, into OUT.  The
+ * checksums and the invariant CRC are zero: the dissectors do not check
+ * them by default. */
+static void put_frame(FILE *out, unsigned n, const void *payload, size_t len)
+{
+	uint8_t f[14 + 20 + 8 + 12 + sizeof(union lab3_wire_msg) + 4] = {
+		0x52, 0x54, 0, 0x72, 0x78, 0x01, 0x52, 0x54, 0, 0x72, 0x78,
+		0x02, 0x08, 0x00,			/* Ethernet, IPv4 */
+		0x45, 0, 0, 0, 0, 1, 0x40, 0, 64, 17, 0, 0,
+		198, 18, 0, 2, 198, 18, 0, 1,		/* IPv4, UDP */
+		0xc0, 0x00, 0x12, 0xb7, 0, 0, 0, 0,	/* UDP to 4791 */
+		0x04, 0x40, 0xff, 0xff, 0, 0, 0, 0x11,	/* BTH: SEND Only */
+		0x80, 0, 0, 0,				/* ... PSN 0 */
+	};
+	size_t ip_len = 20 + 8 + 12 + len + 4, total = 14 + ip_len;
+	uint32_t rec[4] = { n, 0, (uint32_t)total, (uint32_t)total };
+
+	f[16] = (uint8_t)(ip_len >> 8);
+	f[17] = (uint8_t)ip_len;
+	f[38] = (uint8_t)((ip_len - 20) >> 8);
+	f[39] = (uint8_t)(ip_len - 20);
+	f[53] = (uint8_t)n;
+	memcpy(f + 54, payload, len);
+	fwrite(rec, sizeof(rec), 1, out);
+	fwrite(f, total, 1, out);
+}
+
+/* write_pcap: see the top. */
+static int write_pcap(const char *path)
+{
+	static const uint32_t pcap_header[6] = { 0xa1b2c3d4, 0x00040002, 0, 0,
+						 65535, 1 };
+	struct lab3_msg msgs[7] = {
+		{ .type = LAB3_MSG_FILE_INFO, .file_info = { .length = 3000000,
+		  .name = "f.bin" } },
+		{ .type = LAB3_MSG_REGION, .region = { .addr = 0x7f0000001000,
+		  .length = 1048576, .offset = 2097152, .rkey = 0x1234 } },
+		{ .type = LAB3_MSG_DONE, .done = { .offset = 2097152,
+		  .bytes = 1048576 } },
+		{ .type = LAB3_MSG_VERDICT, .verdict = { LAB3_VERDICT_GOOD } },
+		{ .type = LAB3_MSG_ID, .id = { "alice" } },
+		{ .type = LAB3_MSG_KEY },
+		{ .type = LAB3_MSG_ERROR, .error = { LAB3_ERR_RESOURCES,
+		  "busy" } },
+	};
+	union lab3_wire_msg wire;
+	unsigned n = 0;
+	size_t len;
+	FILE *out = fopen(path, "wb");
+
+	if (out == NULL) {
+		perror(path);
+		return 1;
+	}
+	for (int i = 0; i < LAB3_SHA256_LEN; i++)
+		msgs[0].file_info.sha256[i] = (uint8_t)i;
+	for (int i = 0; i < LAB3_KEY_LEN; i++)
+		msgs[5].key.key[i] = (uint8_t)(0xa0 + i);
+	fwrite(pcap_header, sizeof(pcap_header), 1, out);
+	for (int i = 0; i < 7; i++) {
+		len = lab3_encode(&msgs[i], &wire);
+		put_frame(out, ++n, &wire, len);
+	}
+	len = lab3_encode(&msgs[1], &wire);
+	wire.hdr.version = 1;				/* wrong version */
+	put_frame(out, ++n, &wire, len);
+	len = lab3_encode(&msgs[2], &wire);
+	wire.hdr.body_len = lab3_htobe16(99);		/* wrong length */
+	put_frame(out, ++n, &wire, len);
+	len = lab3_encode(&msgs[3], &wire);
+	wire.verdict.reserved[3] = 1;			/* reserved set */
+	put_frame(out, ++n, &wire, len);
+	len = lab3_encode(&msgs[3], &wire);
+	wire.hdr.type = 9;				/* unknown type */
+	put_frame(out, ++n, &wire, len);
+	return fclose(out) == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
 {
 	int status = 0;
+
+	if (argc == 3 && strcmp(argv[1], "--pcap") == 0)
+		return write_pcap(argv[2]);
 
 	for (size_t i = 0; i < COUNT(fields); i++)
 		printf("%s %zu %zu\n", fields[i].name, fields[i].offset,
