@@ -1,15 +1,17 @@
 /*
  * wire-fields: print every field of protocol.h's wire structs as
- * "lab3.MESSAGE.FIELD OFFSET SIZE", from offsetof() and sizeof(), for
+ * "lab3.MESSAGE.FIELD OFFSET SIZE", from offsetof() and sizeof(), then
+ * every message type as "type NUMBER NAME SIZE", for
  * tests/wire-fields.test to compare with the dissector's table
  * (scripts/lib/lab3.lua).  Each struct's fields must add up to its size:
  * a field added to protocol.h and not listed here makes it fail.
  *
  * wire-fields --pcap FILE: write a capture of RoCE v2 SENDs, one per
  * message encoded by lab3_encode() (FILE_INFO, REGION, DONE, VERDICT, ID,
- * KEY, ERROR), then four that the decoder refuses (a wrong version, a
- * wrong body length, a reserved byte set, an unknown type), for the test
- * to decode with the dissector.
+ * KEY, ERROR), then eight that the decoder refuses (a wrong version, a
+ * wrong body length, a reserved byte set, an unknown type, a verdict and
+ * an error code that do not exist, a file name with a leading '.', an ID
+ * with a newline), for the test to decode with the dissector.
  */
 #include <stdint.h>
 #include <stddef.h>
@@ -156,6 +158,23 @@ static int write_pcap(const char *path)
 	len = lab3_encode(&msgs[3], &wire);
 	wire.hdr.type = 9;				/* unknown type */
 	put_frame(out, ++n, &wire, len);
+	len = lab3_encode(&msgs[3], &wire);
+	wire.verdict.verdict = 7;			/* no such verdict */
+	put_frame(out, ++n, &wire, len);
+	len = lab3_encode(&msgs[6], &wire);
+	wire.error.code = 0;				/* no such code */
+	put_frame(out, ++n, &wire, len);
+	len = lab3_encode(&msgs[0], &wire);
+	wire.file_info.name[0] = '.';			/* a hidden file */
+	put_frame(out, ++n, &wire, len);
+	len = lab3_encode(&msgs[4], &wire);
+	wire.id.id[1] = '\n';				/* not printable */
+	put_frame(out, ++n, &wire, len);
+	if (ferror(out)) {
+		perror(path);
+		fclose(out);
+		return 1;
+	}
 	return fclose(out) == 0 ? 0 : 1;
 }
 
@@ -169,6 +188,10 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < COUNT(fields); i++)
 		printf("%s %zu %zu\n", fields[i].name, fields[i].offset,
 		       fields[i].size);
+	for (int type = 0; type < 256; type++)
+		if (lab3_wire_size(type) != 0)
+			printf("type %d %s %zu\n", type,
+			       lab3_msg_type_name(type), lab3_wire_size(type));
 	for (size_t i = 0; i < COUNT(messages); i++) {
 		size_t want = messages[i].size -
 			      (i == 0 ? 0 : sizeof(struct lab3_wire_header));

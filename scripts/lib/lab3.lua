@@ -3,19 +3,25 @@
 -- Each Lab 3 message is the payload of one RDMA SEND.  Wireshark decodes
 -- RoCE v2 (UDP port 4791) and InfiniBand itself and hands each payload to
 -- the heuristic dissectors registered on "infiniband.payload"; this one
--- takes a payload that begins with the magic "LAB3".  Fields are named
+-- takes a SEND's payload that begins with the magic "LAB3".  Fields are named
 -- after protocol.h's wire structs: lab3.region.rkey is struct
 -- lab3_wire_region's rkey, and so on.  Expert warnings mark what the
--- programs' decoder (lab3_decode) refuses: a wrong version, an unknown
--- type, a body length or message size that is not the type's, reserved
--- bytes that are not zero.
+-- programs' decoder (lab3_decode) refuses in a message: a wrong version,
+-- an unknown type, a body length or message size that is not the type's,
+-- reserved bytes that are not zero, a length field longer than its text,
+-- and values it refuses (a text not printable, an empty ID, a file name
+-- with '/' or a leading '.', a verdict or error code that does not
+-- exist).  What the rules refuse in a session (a message out of order,
+-- a WRITE past the region) is not for a dissector of single messages to
+-- see.
 --
 -- Load it with `tshark -X lua_script:scripts/lib/lab3.lua`, or copy it to
 -- ~/.local/lib/wireshark/plugins/ for Wireshark on a desktop.
 --
 -- With LAB3_WIRE_FIELDS set in the environment it prints each field as
--- "NAME OFFSET SIZE" when loaded, for tests/wire-fields.test, which
--- compares the lines with offsetof() and sizeof() from protocol.h.
+-- "NAME OFFSET SIZE" and each type as "type NUMBER NAME SIZE" when
+-- loaded, for tests/wire-fields.test, which compares the lines with
+-- offsetof(), sizeof() and lab3_wire_size() from protocol.h.
 
 local MAGIC = 0x4c414233 -- "LAB3"
 local VERSION = 2
@@ -70,6 +76,12 @@ if os.getenv("LAB3_WIRE_FIELDS") then
 	for _, f in ipairs(LAYOUT) do
 		print(string.format("lab3.%s.%s %d %d", f[1], f[2], f[3], f[4]))
 	end
+	for n = 0, 255 do
+		if TYPES[n] then
+			print(string.format("type %d %s %d", n, TYPES[n].name,
+				TYPES[n].size))
+		end
+	end
 end
 
 local lab3 = Proto("lab3", "Lab 3 RDMA file transfer")
@@ -118,8 +130,59 @@ local ef = {
 	text_len = ProtoExpert.new("lab3.bad_text_length",
 		"Length field longer than its text field", expert.group.MALFORMED,
 		expert.severity.WARN),
+	value = ProtoExpert.new("lab3.bad_value",
+		"A value the decoder refuses", expert.group.PROTOCOL,
+		expert.severity.WARN),
 }
-lab3.experts = { ef.version, ef.type, ef.length, ef.reserved, ef.text_len }
+lab3.experts = { ef.version, ef.type, ef.length, ef.reserved, ef.text_len,
+	ef.value }
+
+-- printable S: whether S is all printable ASCII, as lab3_check_text()
+-- wants of every text field.
+local function printable(s)
+	return not s:find("[^\32-\126]")
+end
+
+-- text TVB OFFSET LEN MAX: the text field's bytes that the capture holds.
+local function text(tvb, offset, len, max)
+	len = math.min(len or 0, max, math.max(tvb:len() - offset, 0))
+	return len > 0 and tvb:raw(offset, len) or ""
+end
+
+-- check_values TVB ROOT KEY V: the warnings for the values of message KEY
+-- that lab3_decode() refuses: a text that is not printable, an empty ID,
+-- a file name with '/' or a leading '.', a verdict or error code that
+-- does not exist.
+local function check_values(tvb, root, key, v)
+	local why
+	if key == "file_info" and (v.name_len or 0) > 0 then
+		local name = text(tvb, 49, v.name_len, 255)
+		if not printable(name) then
+			why = "file name has a non-printable character"
+		elseif name:find("/", 1, true) then
+			why = "file name contains '/'"
+		elseif name:sub(1, 1) == "." then
+			why = "file name starts with '.'"
+		end
+	elseif key == "id" and v.id_len ~= nil then
+		if v.id_len == 0 then
+			why = "empty ID"
+		elseif not printable(text(tvb, 9, v.id_len, 63)) then
+			why = "ID has a non-printable character"
+		end
+	elseif key == "verdict" and v.verdict ~= nil and VERDICTS[v.verdict] == nil then
+		why = "verdict " .. v.verdict .. " is neither bad (0) nor good (1)"
+	elseif key == "error" and v.code ~= nil then
+		if ERROR_CODES[v.code] == nil then
+			why = "error code " .. v.code .. " does not exist"
+		elseif not printable(text(tvb, 10, v.reason_len, 118)) then
+			why = "reason has a non-printable character"
+		end
+	end
+	if why then
+		root:add_proto_expert_info(ef.value, why)
+	end
+end
 
 -- add_fields TVB TREE MSG: the fields of message MSG (or "header") that
 -- the captured bytes hold, with their warnings.  Returns a table of the
@@ -169,13 +232,13 @@ local function summary(t, v, tvb)
 	elseif t.key == "verdict" then
 		return "VERDICT " .. (VERDICTS[v.verdict] or tostring(v.verdict))
 	elseif t.key == "id" then
-		return string.format("ID %q", tvb:raw(9, math.min(v.id_len or 0, 63)))
+		return 'ID "' .. text(tvb, 9, v.id_len, 63):gsub("[^\32-\126]", "?") .. '"'
 	elseif t.key == "key" then
 		return "KEY " .. tvb(8, 32):bytes():tohex():lower()
 	elseif t.key == "error" then
 		return string.format("ERROR %s: %s",
 			ERROR_CODES[v.code] or tostring(v.code),
-			tvb:raw(10, math.min(v.reason_len or 0, 118)))
+			(text(tvb, 10, v.reason_len, 118):gsub("[^\32-\126]", "?")))
 	end
 end
 
@@ -201,12 +264,19 @@ local function dissect(tvb, pinfo, tree)
 			hdr.body_len, tvb:len(), t.name, t.size))
 	end
 	local values = add_fields(tvb, root, t.key)
+	check_values(tvb, root, t.key, values)
 	local ok, words = pcall(summary, t, values, tvb)
 	pinfo.cols.info = "Lab 3 " .. (ok and words or t.name)
 end
 
+-- The transport's opcode: a Lab 3 message is the payload of a SEND
+-- (opcodes 0 to 5 within each transport's 32), never of a WRITE.
+local bth_opcode = Field.new("infiniband.bth.opcode")
+
 local function heuristic(tvb, pinfo, tree)
-	if tvb:len() < HEADER_LEN or tvb(0, 4):uint() ~= MAGIC then
+	local op = bth_opcode()
+	if tvb:len() < HEADER_LEN or tvb(0, 4):uint() ~= MAGIC or
+		(op ~= nil and op.value % 32 > 5) then
 		return false
 	end
 	dissect(tvb, pinfo, tree)
