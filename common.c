@@ -50,7 +50,7 @@
 #define NO_CM_EVENT ((enum rdma_cm_event_type)-1)	/* none yet */
 #define SETTLE_MS 200		/* after a failed completion or a hang-up,
 				 * how long to look for what came before
-				 * (see lab3_settling()) */
+				 * (see unsettled()) */
 #define ERROR_WAIT_MS 1000	/* silence while our own ERROR goes out */
 #define NUDGES 3		/* iWARP: see nudge() */
 #define NUDGE_MS 250
@@ -129,15 +129,6 @@ static int conn_error(struct lab3_conn *conn, int ret, const char *fmt, ...)
 	vsnprintf(conn->err, sizeof(conn->err), fmt, ap);
 	va_end(ap);
 	return ret;
-}
-
-/* peer_hung_up: -ECONNRESET, with conn->err saying why.  The peer's
- * hang-up is no error of the connection: the messages it sent before
- * are still taken (see lab3_recv_msg()). */
-static int peer_hung_up(struct lab3_conn *conn)
-{
-	snprintf(conn->err, sizeof(conn->err), "the peer disconnected");
-	return -ECONNRESET;
 }
 
 /* ---- Connection-manager events ---- */
@@ -601,7 +592,7 @@ long long lab3_now_ms(void)
 	return now_ms();
 }
 
-/* lab3_settling (common.h): the connection has ended (a failed completion, or the
+/* unsettled: the connection has ended (a failed completion, or the
  * peer's hang-up: settle_until is set then), and what ended with it is
  * not all known yet, for SETTLE_MS at most:
  *   - after a failed completion, the peer's ERROR that explains it may
@@ -612,7 +603,7 @@ long long lab3_now_ms(void)
  *     the message went out.  Over iWARP a SEND completes once it is on
  *     the wire, and a peer that has it may hang up before its completion
  *     is seen: the receiver's KEY, when the sender exits at once. */
-int lab3_settling(const struct lab3_conn *conn)
+static int unsettled(const struct lab3_conn *conn)
 {
 	if (now_ms() >= conn->settle_until)
 		return 0;
@@ -620,21 +611,27 @@ int lab3_settling(const struct lab3_conn *conn)
 	       conn->credits < LAB3_SEND_DEPTH;
 }
 
-/* settle: wait while lab3_settling().  Returns its error,
+/* settle: wait while the connection is unsettled().  Returns its error,
  * or -ECONNRESET after the peer's hang-up, or 0. */
 static int settle(struct lab3_conn *conn)
 {
-	while (lab3_settling(conn))
+	while (unsettled(conn))
 		if (wait_until(conn, conn->settle_until) < 0)
 			break;
 	if (conn->error != 0)
 		return conn->error;
 	if (conn->disconnected) {
-		return peer_hung_up(conn);
+		snprintf(conn->err, sizeof(conn->err), "the peer disconnected");
+		return -ECONNRESET;
 	}
 	return 0;
 }
 
+/* lab3_settling: see common.h and unsettled(). */
+int lab3_settling(const struct lab3_conn *conn)
+{
+	return unsettled(conn);
+}
 
 /* lab3_wait: see common.h. */
 int lab3_wait(struct lab3_conn *conn, int wait_ms)
@@ -1291,7 +1288,8 @@ int lab3_try_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg)
 		return 0;
 	}
 	if (conn->disconnected) {
-		return peer_hung_up(conn);
+		snprintf(conn->err, sizeof(conn->err), "the peer disconnected");
+		return -ECONNRESET;
 	}
 	return -EAGAIN;
 }
@@ -1318,7 +1316,8 @@ int lab3_try_flush(struct lab3_conn *conn)
 	if (conn->credits == LAB3_SEND_DEPTH)
 		return 0;
 	if (conn->disconnected && !lab3_settling(conn)) {
-		return peer_hung_up(conn);
+		snprintf(conn->err, sizeof(conn->err), "the peer disconnected");
+		return -ECONNRESET;
 	}
 	return -EAGAIN;
 }
