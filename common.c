@@ -58,6 +58,7 @@
 /* Used before they are defined, with the helpers they belong with. */
 static int wait_until(struct lab3_conn *conn, long long deadline);
 static int post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr);
+static int move_server_qp(struct lab3_conn *conn, enum ibv_qp_state state);
 
 /* ---- Small utilities ---- */
 
@@ -295,7 +296,7 @@ static int post_recv(struct lab3_conn *conn, int slot)
 		.num_sge = 1,
 	};
 	struct ibv_recv_wr *bad_wr;
-	int ret = ibv_post_recv(conn->id->qp, &wr, &bad_wr);
+	int ret = ibv_post_recv(conn->qp, &wr, &bad_wr);
 
 	if (ret != 0)
 		return conn_error(conn, -ret, "ibv_post_recv: %s",
@@ -326,6 +327,10 @@ static void wc_failed(struct lab3_conn *conn, const struct ibv_wc *wc)
 	if (wc->status == IBV_WC_WR_FLUSH_ERR)
 		conn_error(conn, -ECONNRESET,
 			   "the connection broke (work requests flushed)");
+	else if (wc->status == IBV_WC_RNR_RETRY_EXC_ERR)
+		conn_error(conn, -EIO, "%s failed: the peer posted no receive "
+			   "for it (RNR retries exhausted)",
+			   kind <= WR_WRITE ? what[kind] : "a work request");
 	else
 		conn_error(conn, -EIO, "%s failed: %s",
 			   kind <= WR_WRITE ? what[kind] : "a work request",
@@ -374,7 +379,10 @@ static void take_recv(struct lab3_conn *conn, const struct ibv_wc *wc)
 	if (conn->verbose)
 		fprintf(stderr, "%s: received %s (%u bytes)\n", conn->prog,
 			lab3_msg_type_name(msg.type), wc->byte_len);
-	if (post_recv(conn, (int)slot) != 0)
+	/* Once the connection has failed, its buffers are not posted again:
+	 * a peer that goes on sending then finds none, and cannot keep
+	 * lab3_poll() busy for as long as it likes. */
+	if (conn->error == 0 && post_recv(conn, (int)slot) != 0)
 		return;
 	conn->heard = 1;
 	if (msg.type == LAB3_MSG_ERROR)
@@ -695,9 +703,11 @@ static int create_cq(struct lab3_conn *conn)
 	return 0;
 }
 
-/* create_qp: the RC queue pair, on the cm_id so that rdma_cm moves it
- * through its states as the connection is made. */
-static int create_qp(struct lab3_conn *conn)
+/* create_qp: the RC queue pair.  A client's is made on its cm_id, so that
+ * rdma_cm moves it through its states as the connection is made.  A
+ * server's (ON_ID 0) is its own, which lab3_accept_request() readies
+ * itself (ready_server_qp()). */
+static int create_qp(struct lab3_conn *conn, int on_id)
 {
 	struct ibv_qp_init_attr qp_attr = {
 		.send_cq = conn->cq,
@@ -713,9 +723,14 @@ static int create_qp(struct lab3_conn *conn)
 	};
 
 	errno = 0;
+	if (!on_id) {
+		conn->qp = ibv_create_qp(conn->pd, &qp_attr);
+		return conn->qp != NULL ? 0 :
+		       report_errno(conn, "ibv_create_qp", ENOMEM);
+	}
 	if (rdma_create_qp(conn->id, conn->pd, &qp_attr) != 0)
 		return report_errno(conn, "rdma_create_qp", ENOMEM);
-	conn->has_qp = 1;
+	conn->qp = conn->id->qp;
 	return 0;
 }
 
@@ -740,6 +755,7 @@ static int query_max_msg_size(struct lab3_conn *conn)
 		return -EIO;
 	}
 	conn->max_msg_size = port_attr.max_msg_sz;
+	conn->link_layer = port_attr.link_layer;
 	return 0;
 }
 
@@ -774,10 +790,10 @@ static int setup_msgs(struct lab3_conn *conn)
 
 /* build_resources: create, on the device the cm_id resolved to, the
  * protection domain, completion channel, completion queue and queue pair
- * of one connection, register its message buffers and post its receives.
- * Stores each as it is made, so lab3_conn_destroy() can undo a partial
- * build. */
-static int build_resources(struct lab3_conn *conn)
+ * (on the cm_id if QP_ON_ID) of one connection, register its message
+ * buffers and post its receives.  Stores each as it is made, so
+ * lab3_conn_destroy() can undo a partial build. */
+static int build_resources(struct lab3_conn *conn, int qp_on_id)
 {
 	int ret;
 
@@ -788,23 +804,36 @@ static int build_resources(struct lab3_conn *conn)
 	ret = create_cq(conn);
 	if (ret != 0)
 		return ret;
-	ret = create_qp(conn);
+	ret = create_qp(conn, qp_on_id);
 	if (ret != 0)
 		return ret;
 	ret = query_max_msg_size(conn);
 	if (ret != 0)
 		return ret;
+	/* Receives may be posted from INIT on, where rdma_create_qp() leaves
+	 * a queue pair on the cm_id. */
+	if (!qp_on_id) {
+		ret = move_server_qp(conn, IBV_QPS_INIT);
+		if (ret != 0)
+			return ret;
+	}
 	return setup_msgs(conn);
 }
 
-/* conn_params: the parameters of rdma_connect() and rdma_accept(). */
+/* How often a SEND that finds no receive posted at the peer is tried
+ * again ("receiver not ready"), each after the peer's RNR timer (at most
+ * 655 ms): about 4.6 s in all.  7 would mean forever. */
+#define RNR_RETRY 6
+
+/* conn_params: the parameters of rdma_connect() and rdma_accept().  The
+ * retry counts are what we ask of the peer's queue pair. */
 static struct rdma_conn_param conn_params(void)
 {
 	struct rdma_conn_param param = {
 		.responder_resources = 0,	/* we never RDMA READ */
 		.initiator_depth = 0,
 		.retry_count = 7,		/* transport retries */
-		.rnr_retry_count = 6,		/* a finite wait for RECVs */
+		.rnr_retry_count = RNR_RETRY,	/* a finite wait for RECVs */
 	};
 	return param;
 }
@@ -937,7 +966,7 @@ int lab3_connect(struct lab3_conn *conn, const char *host, const char *port)
 	if (ret != 0)
 		return ret;
 
-	ret = build_resources(conn);
+	ret = build_resources(conn, 1);
 	if (ret != 0)
 		return ret;
 	/* iWARP opens its TCP connection inside rdma_connect(): a port no
@@ -1111,7 +1140,55 @@ int lab3_listener_event(struct lab3_listener *listener,
 	return -EIO;
 }
 
-/* lab3_accept_request: see common.h. */
+/*
+ * move_server_qp: move the server's queue pair to STATE with the
+ * attributes rdma_cm has for this connection (rdma_init_qp_attr), as
+ * rdma_accept() does for a queue pair made on the cm_id, but for the RNR
+ * retry count, which it bounds.
+ *
+ * That count says how often our SENDs are tried again while the peer has
+ * no receive posted, and rdma_cm takes it from the connection request:
+ * the peer chooses it, and 7 means forever.  A sender that asks for 7 and
+ * then posts no receive keeps our SENDs, and with them the send queue,
+ * stuck for as long as the connection lasts.  The count can be set only
+ * on the way to RTS, inside rdma_accept() for a queue pair on the cm_id:
+ * so the server's queue pair is its own, and it takes at most RNR_RETRY.
+ * A SEND the peer does not take within about 4.6 s then fails ("RNR
+ * retries exhausted"), which ends the session.  (iWARP has no RNR: a
+ * SEND that finds no receive breaks the connection at once.)
+ */
+static int move_server_qp(struct lab3_conn *conn, enum ibv_qp_state state)
+{
+	static const char *const names[] = {
+		[IBV_QPS_INIT] = "INIT", [IBV_QPS_RTR] = "RTR",
+		[IBV_QPS_RTS] = "RTS",
+	};
+	struct ibv_qp_attr attr = { .qp_state = state };
+	int mask, ret;
+
+	errno = 0;
+	if (rdma_init_qp_attr(conn->id, &attr, &mask) != 0)
+		return report_errno(conn, "rdma_init_qp_attr", EINVAL);
+	/* As librdmacm does: bits 21-23 of the mask are RoCE's in some
+	 * kernels, which InfiniBand refuses. */
+	if (conn->link_layer == IBV_LINK_LAYER_INFINIBAND)
+		mask &= ~0xe00000;
+	attr.max_dest_rd_atomic = 0;	/* as conn_params(): no RDMA READ */
+	attr.max_rd_atomic = 0;
+	if (attr.rnr_retry > RNR_RETRY)
+		attr.rnr_retry = RNR_RETRY;
+	ret = ibv_modify_qp(conn->qp, &attr, mask);
+	if (ret != 0) {
+		snprintf(conn->err, sizeof(conn->err), "ibv_modify_qp to %s: "
+			 "%s", names[state], strerror(ret));
+		return -ret;
+	}
+	return 0;
+}
+
+/* lab3_accept_request: see common.h.  The queue pair is readied to RTS
+ * (move_server_qp()) before rdma_accept() names it: the sender may send as
+ * soon as it has the answer. */
 int lab3_accept_request(struct lab3_listener *listener, struct rdma_cm_id *id,
 			struct lab3_conn *conn)
 {
@@ -1123,11 +1200,16 @@ int lab3_accept_request(struct lab3_listener *listener, struct rdma_cm_id *id,
 	conn->wait_sigmask = listener->wait_sigmask;
 	conn->id = id;
 	id->context = conn;
-	ret = build_resources(conn);
+	ret = build_resources(conn, 0);
+	if (ret == 0)
+		ret = move_server_qp(conn, IBV_QPS_RTR);
+	if (ret == 0)
+		ret = move_server_qp(conn, IBV_QPS_RTS);
 	if (ret != 0) {
 		lab3_reject(id, "receiver out of resources");
 		return ret;
 	}
+	param.qp_num = conn->qp->qp_num;
 	if (rdma_accept(id, &param) != 0)
 		return report_errno(conn, "rdma_accept", EIO);
 	return 0;
@@ -1169,12 +1251,29 @@ void lab3_disconnect(struct lab3_conn *conn)
 			break;
 }
 
+/* shut_server_qp: what rdma_disconnect() does first to a queue pair on
+ * the cm_id, done to the server's own: the error state on InfiniBand and
+ * RoCE, which ends every work request still outstanding (a SEND the peer
+ * never takes, say) with a flush; SQD on iWARP, whose connection manager
+ * then closes the connection itself. */
+static void shut_server_qp(struct lab3_conn *conn)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+
+	if (conn->qp == NULL || conn->qp == conn->id->qp)
+		return;
+	if (conn->id->verbs->device->transport_type == IBV_TRANSPORT_IWARP)
+		attr.qp_state = IBV_QPS_SQD;
+	ibv_modify_qp(conn->qp, &attr, IBV_QP_STATE);
+}
+
 /* lab3_disconnect_start: see common.h. */
 int lab3_disconnect_start(struct lab3_conn *conn)
 {
 	if (!conn->connected)
 		return 0;
 	conn->connected = 0;
+	shut_server_qp(conn);
 	rdma_disconnect(conn->id);
 	return !conn->disconnected;
 }
@@ -1185,8 +1284,10 @@ void lab3_conn_destroy(struct lab3_conn *conn)
 	if (conn->msgs_mr != NULL)
 		ibv_dereg_mr(conn->msgs_mr);
 	free(conn->msgs);
-	if (conn->has_qp)
+	if (conn->qp != NULL && conn->qp == conn->id->qp)
 		rdma_destroy_qp(conn->id);
+	else if (conn->qp != NULL)
+		ibv_destroy_qp(conn->qp);
 	if (conn->cq != NULL)
 		ibv_destroy_cq(conn->cq);
 	if (conn->comp_channel != NULL)
@@ -1199,7 +1300,7 @@ void lab3_conn_destroy(struct lab3_conn *conn)
 		rdma_destroy_event_channel(conn->cm_channel);
 	conn->msgs_mr = NULL;
 	conn->msgs = NULL;
-	conn->has_qp = 0;
+	conn->qp = NULL;
 	conn->cq = NULL;
 	conn->comp_channel = NULL;
 	conn->pd = NULL;
@@ -1344,7 +1445,7 @@ static int post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr)
 	int ret;
 
 	wr->send_flags = IBV_SEND_SIGNALED;
-	ret = ibv_post_send(conn->id->qp, wr, &bad_wr);
+	ret = ibv_post_send(conn->qp, wr, &bad_wr);
 	if (ret != 0) {
 		conn->credits++;
 		return conn_error(conn, -ret, "ibv_post_send: %s",
@@ -1403,21 +1504,40 @@ static size_t encode_into_buffer(struct lab3_conn *conn,
 	return len;
 }
 
-/* lab3_post_msg: see common.h. */
-int lab3_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg,
-		  uint64_t tag)
+/* post_encoded: encode MSG into send_buffer() and post a SEND of it, with
+ * TAG, under a credit the caller has taken (given back on failure). */
+static int post_encoded(struct lab3_conn *conn, const struct lab3_msg *msg,
+			uint64_t tag)
 {
-	size_t len;
-	int ret = take_credit(conn);
+	size_t len = encode_into_buffer(conn, msg);
 
-	if (ret != 0)
-		return ret;
-	len = encode_into_buffer(conn, msg);
 	if (len == 0) {
 		conn->credits++;
 		return -EINVAL;
 	}
 	return post_send_buffer(conn, (uint32_t)len, tag);
+}
+
+/* lab3_post_msg: see common.h. */
+int lab3_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg,
+		  uint64_t tag)
+{
+	int ret = take_credit(conn);
+
+	return ret != 0 ? ret : post_encoded(conn, msg, tag);
+}
+
+/* lab3_try_post_msg: see common.h.  While the connection settles (see
+ * unsettled()) it says -EAGAIN, as lab3_try_flush() does. */
+int lab3_try_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg,
+		      uint64_t tag)
+{
+	if (conn->error != 0)
+		return lab3_settling(conn) ? -EAGAIN : conn->error;
+	if (conn->credits == 0)
+		return -EAGAIN;
+	conn->credits--;
+	return post_encoded(conn, msg, tag);
 }
 
 /* lab3_send_msg: post a SEND and wait for it; see common.h. */
@@ -1448,7 +1568,7 @@ int lab3_send_bytes(struct lab3_conn *conn, const void *bytes, size_t len)
  * once a failed completion has broken the queue pair. */
 static int error_allowed(const struct lab3_conn *conn)
 {
-	return conn->id != NULL && conn->has_qp && conn->connected &&
+	return conn->id != NULL && conn->qp != NULL && conn->connected &&
 	       !conn->disconnected && conn->error != -EREMOTEIO &&
 	       !conn->error_from_wc;
 }
@@ -1477,7 +1597,6 @@ int lab3_post_error(struct lab3_conn *conn, enum lab3_error_code code,
 		    const char *reason)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_ERROR };
-	size_t len;
 
 	if (!error_allowed(conn))
 		return -ENOTCONN;
@@ -1486,12 +1605,7 @@ int lab3_post_error(struct lab3_conn *conn, enum lab3_error_code code,
 	msg.error.code = code;
 	snprintf(msg.error.reason, sizeof(msg.error.reason), "%s", reason);
 	conn->credits--;
-	len = encode_into_buffer(conn, &msg);
-	if (len == 0) {
-		conn->credits++;
-		return -EINVAL;
-	}
-	return post_send_buffer(conn, (uint32_t)len, 0);
+	return post_encoded(conn, &msg, 0);
 }
 
 /* ---- Memory registration and RDMA WRITE ---- */

@@ -91,7 +91,10 @@ struct lab3_conn {
 	struct ibv_pd *pd;
 	struct ibv_comp_channel *comp_channel;
 	struct ibv_cq *cq;		/* its context is the connection */
-	int has_qp;
+	struct ibv_qp *qp;		/* the queue pair: a client's is on
+					 * its cm_id, a server's its own (see
+					 * ready_server_qp() in common.c) */
+	uint8_t link_layer;		/* the port's, IBV_LINK_LAYER_* */
 	union lab3_wire_msg *msgs;	/* LAB3_RECV_DEPTH receive buffers,
 					 * then LAB3_SEND_DEPTH send ones */
 	struct ibv_mr *msgs_mr;
@@ -273,6 +276,12 @@ long long lab3_now_ms(void);
  * waiting for one while the send queue is full. */
 int lab3_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg,
 		  uint64_t tag);
+
+/* The same without waiting, for a loop that serves many connections: 0,
+ * -EAGAIN when the send queue is full (no credit: the peer has not yet
+ * taken our last LAB3_SEND_DEPTH messages), or the connection's error. */
+int lab3_try_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg,
+		      uint64_t tag);
 
 /* Encode MSG, SEND it and wait until the send queue is empty. */
 int lab3_send_msg(struct lab3_conn *conn, const struct lab3_msg *msg);

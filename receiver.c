@@ -80,6 +80,8 @@
 #define DISCONNECT_WAIT_MS 2000	/* for the sender's DISCONNECTED */
 #define STOPPING_REASON "the receiver is stopping"
 #define TAG_KEY 1		/* the KEY's SEND: see key_went_out() */
+#define CM_EVENTS_PER_TURN 64	/* see take_cm_events() */
+#define STORE_SLICE (1u << 20)	/* bytes of a chunk stored per turn */
 
 /* The limits that keep one sender from holding a session (and so a place
  * of -c) for long without doing its part.  No honest sender on any RDMA
@@ -118,6 +120,7 @@ struct window {
 	struct ibv_mr *mr;		/* NULL: the sender may not write */
 	uint64_t offset;		/* file offset of its current chunk */
 	uint64_t length;		/* and that chunk's length */
+	uint64_t stored;		/* bytes of it hashed and stored */
 	int held;			/* it holds its bytes of the budget */
 };
 
@@ -184,6 +187,7 @@ struct session {
 	long long deadline;		/* ms: its wait runs out; 0: none */
 	int wait_ms;			/* that wait's silence, in ms */
 	int waiting;			/* its step said STEP_WAIT */
+	int room_wait;			/* ... for room in the send queue */
 	long long connected_at;		/* ms: the connection was made */
 	long long limit_at;		/* ms: its limit runs out; 0: none */
 	enum session_limit limit;	/* which limit that is */
@@ -205,11 +209,15 @@ static void on_stop_signal(int sig)
 
 /* What a step returns: 0 when it is done, or one of these.  A step never
  * blocks: when it must wait for the sender, it says so, and the serving
- * loop runs it again once the connection moves (or its time is up). */
+ * loop runs it again once the connection moves (or its time is up).  Nor
+ * does it work long: a step with more to do than one REGION or one
+ * STORE_SLICE yields, and the loop runs it again on its next turn, after
+ * the other sessions have had theirs. */
 enum {
 	STEP_FAILED = -1,	/* the session has failed: s->error says why */
 	STEP_WAIT = 1,		/* waiting for the sender */
 	STEP_OVER = 2,		/* the sender hung up after the end */
+	STEP_YIELD = 3,		/* more to do, on the loop's next turn */
 };
 
 /* The states of a session, one function each, in the lab's order. */
@@ -228,6 +236,8 @@ static int receive(struct session *s, struct lab3_msg *msg, int wait_ms);
 static int receive_any(struct session *s, struct lab3_msg *msg, int wait_ms);
 static int post(struct session *s, const struct lab3_msg *msg, uint64_t tag);
 static int wait_for_peer(struct session *s, int wait_ms);
+static int wait_for_room(struct session *s);
+static int may_send(struct session *s);
 static void set_deadline(struct session *s);
 static int judge(struct session *s, const struct lab3_msg *msg);
 static int conn_failed(struct session *s, int ret);
@@ -255,7 +265,8 @@ static int record_session(struct session *s, int key_sent, char *err,
  * from the rules (lab3_rx_step() in protocol.h); each step does its work
  * and tells the rules, until a step must wait for the sender
  * (STEP_WAIT: the serving loop calls run_session() again when the
- * connection moves), the sender hangs up (STEP_OVER) or a step fails
+ * connection moves) or yields (STEP_YIELD: the loop calls it again on its
+ * next turn), the sender hangs up (STEP_OVER) or a step fails
  * (STEP_FAILED).  The table says which function does each step. */
 static int run_session(struct session *s)
 {
@@ -277,7 +288,12 @@ static int run_session(struct session *s)
 			fprintf(stderr, "receiver: session %u: state %s\n",
 				s->number, lab3_rx_step_name(step));
 		ret = do_step[step](s);
+		if (ret == STEP_YIELD) {
+			s->woken = 1;	/* its next turn comes at once */
+			ret = STEP_WAIT;
+		}
 		s->waiting = ret == STEP_WAIT;
+		s->room_wait &= s->waiting;
 		if (ret == 0)
 			s->deadline = 0;
 	}
@@ -355,9 +371,11 @@ static int send_region(struct session *s)
 		ret = post(s, &msg, 0);
 		if (ret != 0)
 			return ret;
+		if (lab3_rx_may_offer(&s->rx) && s->conn.credits > 0)
+			return STEP_YIELD;	/* the next window next turn */
 	}
 	/* With the send queue full, come back when it has room. */
-	return s->conn.credits == 0 ? wait_for_peer(s, 0) : 0;
+	return lab3_rx_may_offer(&s->rx) ? may_send(s) : 0;
 }
 
 /* recv_done: step 3: wait out the sender's RDMA WRITEs into the oldest
@@ -375,26 +393,35 @@ static int recv_done(struct session *s)
 }
 
 /* store_chunk: revoke the sender's access to the chunk's window, then
- * hash the chunk and append it to the file being built.  Deregistering
- * first means no RDMA WRITE can change the bytes after they were
- * checked. */
+ * hash the chunk and append it to the file being built, STORE_SLICE bytes
+ * a turn (a DONE costs the sender nothing, and the chunk may be a GiB: the
+ * other sessions' turns come between the slices).  Deregistering first
+ * means no RDMA WRITE can change the bytes after they were checked. */
 static int store_chunk(struct session *s)
 {
 	struct window *w = chunk_window(s, s->rx.stored);
+	uint64_t len = w->length - w->stored;
+	uint8_t *at = w->buf + w->stored;
 
 	if (w->mr != NULL) {
 		ibv_dereg_mr(w->mr);
 		w->mr = NULL;
 	}
-	if (lab3_sha256_add(&s->hash, w->buf, w->length) != 0)
+	if (len > STORE_SLICE)
+		len = STORE_SLICE;
+	if (lab3_sha256_add(&s->hash, at, len) != 0)
 		return give_up(s, LAB3_ERR_INTERNAL, "cannot compute SHA-256");
-	if (s->tmp_fd >= 0 && write_all(s->tmp_fd, w->buf, w->length) != 0)
+	if (s->tmp_fd >= 0 && write_all(s->tmp_fd, at, len) != 0)
 		return give_up(s, LAB3_ERR_INTERNAL, "cannot write %.120s: %s",
 			       s->tmp_path, strerror(errno));
 	/* Start writing it to disk now, so the fsync at the end is short. */
 	if (s->tmp_fd >= 0)
-		sync_file_range(s->tmp_fd, (off64_t)w->offset,
-				(off64_t)w->length, SYNC_FILE_RANGE_WRITE);
+		sync_file_range(s->tmp_fd, (off64_t)(w->offset + w->stored),
+				(off64_t)len, SYNC_FILE_RANGE_WRITE);
+	w->stored += len;
+	if (w->stored < w->length)
+		return STEP_YIELD;
+	w->stored = 0;
 	if (lab3_rx_stored(&s->rx))
 		s->limit = LIMIT_NONE;	/* every byte is in */
 	/* Its window's memory goes back to the budget when another session
@@ -414,7 +441,12 @@ static int send_verdict(struct session *s)
 	struct lab3_msg msg = { .type = LAB3_MSG_VERDICT };
 	uint8_t sha256[LAB3_SHA256_LEN];
 	enum lab3_verdict verdict;
+	int ret;
 
+	/* Deciding moves the session on: first make sure it can go. */
+	ret = may_send(s);
+	if (ret != 0)
+		return ret;
 	if (lab3_sha256_end(&s->hash, sha256) != 0)
 		return give_up(s, LAB3_ERR_INTERNAL, "cannot compute SHA-256");
 	verdict = memcmp(sha256, s->sha256, LAB3_SHA256_LEN) == 0 ?
@@ -462,6 +494,11 @@ static int send_key(struct session *s)
 	int ret;
 
 	if (!s->key_posted) {
+		/* The record is written once: first make sure the KEY can
+		 * go. */
+		ret = may_send(s);
+		if (ret != 0)
+			return ret;
 		if (lab3_key_for_id(s->secret, s->id, msg.key.key) != 0)
 			return give_up(s, LAB3_ERR_INTERNAL,
 				       "cannot compute the key");
@@ -545,13 +582,17 @@ static int receive_any(struct session *s, struct lab3_msg *msg, int wait_ms)
 	return ret != 0 ? conn_failed(s, ret) : 0;
 }
 
-/* post: send MSG, without waiting for it to go (the send queue has room:
- * the steps that post check conn.credits); TAG (or 0) comes back to
- * key_went_out() when it has gone.  0, or -1. */
+/* post: send MSG, without waiting for it to go; TAG (or 0) comes back to
+ * key_went_out() when it has gone.  0, STEP_WAIT when the send queue is
+ * full (the steps that post check conn.credits before anything they
+ * cannot do twice), or -1. */
 static int post(struct session *s, const struct lab3_msg *msg, uint64_t tag)
 {
-	int ret = lab3_post_msg(&s->conn, msg, tag);
+	int ret = lab3_try_post_msg(&s->conn, msg, tag);
 
+	if (ret == -EAGAIN)
+		return s->conn.credits == 0 ? wait_for_room(s) :
+		       wait_for_peer(s, 0);
 	return ret != 0 ? conn_failed(s, ret) : 0;
 }
 
@@ -560,10 +601,42 @@ static int post(struct session *s, const struct lab3_msg *msg, uint64_t tag)
  * timeout) have passed in silence.  Returns STEP_WAIT. */
 static int wait_for_peer(struct session *s, int wait_ms)
 {
+	s->room_wait = 0;
 	s->wait_ms = wait_ms > 0 ? wait_ms : s->conn.timeout_ms;
 	if (s->deadline == 0)
 		set_deadline(s);
 	return STEP_WAIT;
+}
+
+/* wait_for_room: the send queue is full: the sender has not taken our
+ * last LAB3_SEND_DEPTH messages (a sender that posts no receive for them:
+ * its device answers "receiver not ready", and ours tries again, a few
+ * seconds at most).  The serving loop comes back when a send completes.
+ * Nothing else the sender does makes this wait shorter or longer (see
+ * wake()): without room for -t, the session times out (expire()).
+ * Returns STEP_WAIT. */
+static int wait_for_room(struct session *s)
+{
+	int again = s->room_wait;
+	int ret = wait_for_peer(s, 0);
+
+	if (s->opt->verbose && !again)
+		fprintf(stderr, "receiver: session %u: the send queue is full: "
+			"waiting for the sender to take our messages\n",
+			s->number);
+	s->room_wait = 1;
+	return ret;
+}
+
+/* may_send: whether a step may post a message now: 0, STEP_WAIT when the
+ * send queue is full (wait_for_room()), or -1 when the connection has
+ * failed.  A step that decides something it cannot undo (the verdict, the
+ * ledger's record) asks first. */
+static int may_send(struct session *s)
+{
+	if (s->conn.error != 0)
+		return conn_failed(s, s->conn.error);
+	return s->conn.credits == 0 ? wait_for_room(s) : 0;
 }
 
 /* set_deadline: when the session's wait runs out: after its silence
@@ -640,6 +713,7 @@ static int wait_for_budget(struct session *s)
 {
 	join_queue(s);
 	s->waiting = 1;
+	s->room_wait = 0;
 	s->deadline = s->limit != LIMIT_NONE ? s->limit_at : 0;
 	return STEP_WAIT;
 }
@@ -1071,7 +1145,8 @@ static int make_room(struct server *srv)
 	for (int i = 0; i < srv->nsessions; i++) {
 		struct session *s = srv->sessions[i];
 
-		if (s->life == LIFE_RUNNING && s->limit == LIMIT_HANDSHAKE &&
+		if ((s->life == LIFE_ACCEPTING ||
+		     (s->life == LIFE_RUNNING && s->limit == LIMIT_HANDSHAKE)) &&
 		    now - s->connected_at >= IDLE_EVICT_MS &&
 		    (idle == NULL || s->connected_at < idle->connected_at))
 			idle = s;
@@ -1126,7 +1201,8 @@ static void new_session(struct server *srv, struct rdma_cm_id *id)
 		finish_session(srv, s);
 		return;
 	}
-	s->deadline = lab3_now_ms() + s->conn.timeout_ms;
+	s->connected_at = lab3_now_ms();	/* until it is, the request */
+	s->deadline = s->connected_at + s->conn.timeout_ms;
 	s->wait_ms = s->conn.timeout_ms;
 }
 
@@ -1191,10 +1267,13 @@ static void advance(struct server *srv, struct session *s)
 }
 
 /* wake: something happened on S's connection: its silence is over (its
- * wait starts again), and it moves on. */
+ * wait starts again), and it moves on.  A wait for room in the send queue
+ * starts again only when a send has completed: messages from a sender
+ * that takes none of ours do not keep its session alive. */
 static void wake(struct server *srv, struct session *s)
 {
-	if (s->deadline != 0 && s->life == LIFE_RUNNING && s->waiting)
+	if (s->deadline != 0 && s->life == LIFE_RUNNING && s->waiting &&
+	    !(s->room_wait && s->conn.credits == 0))
 		set_deadline(s);
 	advance(srv, s);
 }
@@ -1228,6 +1307,18 @@ static void end_early(struct session *s, const char *why)
 	snprintf(s->conn.err, sizeof(s->conn.err), "%s", why);
 }
 
+/* room_timeout: why S ends when its send queue stayed full for its
+ * timeout (wait_for_room()). */
+static const char *room_timeout(struct session *s)
+{
+	static char why[LAB3_REASON_MAX + 1];
+
+	snprintf(why, sizeof(why), "timed out after %d s with the send queue "
+		 "full: the sender took none of our last %d messages",
+		 (s->wait_ms + 999) / 1000, LAB3_SEND_DEPTH);
+	return why;
+}
+
 /* expire: S's deadline has passed: a silent sender times out; a closing
  * session stops waiting. */
 static void expire(struct server *srv, struct session *s)
@@ -1235,6 +1326,9 @@ static void expire(struct server *srv, struct session *s)
 	if (s->life == LIFE_RUNNING && s->limit != LIMIT_NONE &&
 	    lab3_now_ms() >= s->limit_at && s->conn.error == 0)
 		end_by_limit(s);
+	else if (s->life == LIFE_RUNNING && s->room_wait &&
+		 s->conn.credits == 0 && !lab3_settling(&s->conn))
+		end_early(s, room_timeout(s));
 	else if ((s->life == LIFE_ACCEPTING ||
 		  (s->life == LIFE_RUNNING && s->waiting)) &&
 		 !lab3_settling(&s->conn))
@@ -1251,17 +1345,20 @@ static struct session *find_session(struct server *srv, struct rdma_cm_id *id)
 	return NULL;
 }
 
-/* take_cm_events: every event waiting on the listener's channel: a
- * connection request becomes a session (or is refused as busy); any
- * other event goes to its session, which moves on at once, so that a
- * session that has ended makes room before the next request is seen.
- * Returns 0, or -1 when the listener's channel failed. */
+/* take_cm_events: the events waiting on the listener's channel, up to
+ * CM_EVENTS_PER_TURN (a flood of connection requests then waits for the
+ * next turn, after the sessions): a connection request becomes a session
+ * (or is refused as busy); any other event goes to its session, which
+ * moves on at once, so that a session that has ended makes room before
+ * the next request is seen.  Returns 0, or -1 when the listener's channel
+ * failed. */
 static int take_cm_events(struct server *srv)
 {
 	struct rdma_cm_event *event;
-	int ret;
+	int ret = 0, taken = 0;
 
-	while ((ret = lab3_listener_event(&srv->listener, &event)) == 0) {
+	while (taken++ < CM_EVENTS_PER_TURN &&
+	       (ret = lab3_listener_event(&srv->listener, &event)) == 0) {
 		struct rdma_cm_id *id = event->id;
 		struct session *s;
 
@@ -1279,7 +1376,7 @@ static int take_cm_events(struct server *srv)
 			wake(srv, s);
 		}
 	}
-	if (ret == -EAGAIN)
+	if (ret == 0 || ret == -EAGAIN)
 		return 0;
 	fprintf(stderr, "receiver: %s\n", srv->listener.err);
 	return -1;
@@ -1287,9 +1384,9 @@ static int take_cm_events(struct server *srv)
 
 /* wait_for_events: the one blocking wait: poll() the listener's channel
  * and every session's completion channel, until something happens or
- * the earliest deadline, with the stop signals let in (WAIT_MASK).  Then
- * take what happened: completions, and rdma_cm events.  Returns 0, or -1
- * when serving must stop (a signal, or the listener failed). */
+ * the earliest deadline, with the stop signals let in (WAIT_MASK): the
+ * only place they are.  Then take what happened: completions, and
+ * rdma_cm events.  Returns 0, or -1 when the listener failed. */
 static int wait_for_events(struct server *srv, const sigset_t *wait_mask)
 {
 	struct pollfd fds[1 + 2 * MAX_SESSIONS_MAX];
@@ -1317,7 +1414,7 @@ static int wait_for_events(struct server *srv, const sigset_t *wait_mask)
 	}
 	if (ppoll(fds, (nfds_t)(1 + n), timeout, wait_mask) < 0) {
 		if (errno == EINTR)
-			return stop_requested ? -1 : 0;
+			return 0;	/* serve_loop() sees stop_requested */
 		fprintf(stderr, "receiver: poll: %s\n", strerror(errno));
 		return -1;
 	}
@@ -1333,26 +1430,30 @@ static int wait_for_events(struct server *srv, const sigset_t *wait_mask)
 
 /* serve_loop: serve until a stop signal or a failed listener: wait for
  * events, then move on every session that they woke or whose deadline
- * has passed.  After a stop signal, the sessions in progress are ended
- * (stop_sessions()) and the loop goes on until they have closed; a
- * second signal ends them at once.  Returns the exit status. */
+ * has passed.  No step blocks, so every turn comes back here, where a
+ * stop signal is seen: the sessions in progress are ended
+ * (stop_sessions()) and the loop goes on until they have closed, a few
+ * seconds at most; a second signal ends them at once.  Returns the exit
+ * status. */
 static int serve_loop(struct server *srv, const sigset_t *wait_mask)
 {
 	int status = LAB3_EXIT_OK;
 
-	while (!srv->stopping || srv->nsessions > 0) {
+	for (;;) {
 		struct session *now_serving[2 * MAX_SESSIONS_MAX];
 		int n;
 
-		if (wait_for_events(srv, wait_mask) != 0) {
-			if (!stop_requested) {
-				status = LAB3_EXIT_CONNECTION;
-				break;
-			}
+		if (stop_requested) {
+			stop_requested = 0;	/* to see a second one */
 			if (srv->stopping)
-				break;		/* the second signal */
+				break;
 			stop_sessions(srv);
-			continue;
+		}
+		if (srv->stopping && srv->nsessions == 0)
+			break;
+		if (wait_for_events(srv, wait_mask) != 0) {
+			status = LAB3_EXIT_CONNECTION;
+			break;
 		}
 		/* A copy: advance() may finish (and free) its session. */
 		n = srv->nsessions;
@@ -1383,7 +1484,6 @@ static void stop_sessions(struct server *srv)
 	long long now = lab3_now_ms();
 
 	srv->stopping = 1;
-	stop_requested = 0;		/* to see a second signal */
 	for (int i = 0; i < srv->nsessions; i++) {
 		struct session *s = srv->sessions[i];
 

@@ -36,6 +36,18 @@
  *                slower than any link.  A receiver's rate floor must end
  *                it (the line then says "the receiver stopped it" and why).
  *
+ * One mode takes none of the receiver's messages (see starve() below):
+ *
+ *   starve       It learns the receiver's window size from a first
+ *                session, then, on a connection that asks for endless RNR
+ *                retries and has one receive posted, announces a file of
+ *                LAB3_SEND_DEPTH + 1 windows and sends a DONE for each
+ *                chunk without writing a byte.  The receiver's REGIONs
+ *                after the first, and its VERDICT, find no receive.  The
+ *                line says how long the receiver took to end the session;
+ *                if it still holds it after STARVE_END_S, the exit status
+ *                is 3.  The mode never runs longer than STARVE_MAX_S.
+ *
  * Exit status: 0 when it could carry out the misbehaviour, whatever the
  * receiver answered: judging the receiver's reaction is the test's job.
  * 1 means a usage error, 2 that it could not even misbehave, and 3 that
@@ -43,11 +55,14 @@
  * write accepted).
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <rdma/rdma_verbs.h>
 
 #include "../common.h"
 #include "evil.h"
@@ -58,10 +73,16 @@
 #define EVIL_EXIT_LET_THROUGH 3		/* the receiver let it through */
 #define DRIBBLE_PAUSE_S 4		/* dribble: between a chunk and DONE */
 #define STALE_WAIT_MS 2000		/* stale-write: for a refusal */
+#define STARVE_PACE_MS 20		/* starve: between two DONEs */
+#define STARVE_WAIT_MS 10000		/* starve: for a completion */
+#define STARVE_END_S 60			/* starve: for the receiver to end it */
+#define STARVE_MAX_S 120		/* starve: the whole mode, at most */
+#define STARVE_SENDS 4			/* starve: send buffers, used in turn */
 
 /* The evil sender's connection, its file and what it has seen. */
 struct evil {
 	struct lab3_conn conn;
+	const char *host, *port;	/* the receiver's */
 	uint64_t size;			/* the file's length (-s) */
 	const char *name;		/* its base name (-n) */
 	const char *id;			/* the ID to send (-i) */
@@ -557,6 +578,203 @@ static int stale_write(struct evil *e)
 	return 0;
 }
 
+/* ---- starve: a sender that takes none of the receiver's messages ----
+ *
+ * The common layer posts every receive a connection may need and asks the
+ * receiver for a finite RNR retry count, as every sender should.  starve
+ * does neither, so it builds its connection by hand, with librdmacm's
+ * synchronous calls (rdma_create_ep(), rdma_connect()).
+ */
+
+/* A connection of starve's own: one receive buffer, then send buffers. */
+struct starve {
+	struct rdma_cm_id *id;
+	struct ibv_mr *mr;
+	union lab3_wire_msg msgs[1 + STARVE_SENDS];
+	unsigned sent;
+};
+
+/* starve_wc: the next completion on CQ, whose completion channel is
+ * CHANNEL, into *WC, within STARVE_WAIT_MS: 0, or a negative errno. */
+static int starve_wc(struct ibv_cq *cq, struct ibv_comp_channel *channel,
+		     struct ibv_wc *wc)
+{
+	long long deadline = lab3_now_ms() + STARVE_WAIT_MS;
+
+	for (;;) {
+		struct pollfd pfd = { .fd = channel->fd, .events = POLLIN };
+		long long left = deadline - lab3_now_ms();
+		struct ibv_cq *ev_cq;
+		void *ev_ctx;
+		int n = ibv_poll_cq(cq, 1, wc);
+
+		if (n == 0 && ibv_req_notify_cq(cq, 0) == 0)
+			n = ibv_poll_cq(cq, 1, wc);	/* one that slipped in */
+		if (n != 0)
+			return n < 0 ? -EIO : 0;
+		if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
+			return -ETIMEDOUT;
+		if (ibv_get_cq_event(channel, &ev_cq, &ev_ctx) == 0)
+			ibv_ack_cq_events(ev_cq, 1);
+	}
+}
+
+/* starve_connect: connect to the receiver asking for endless RNR retries
+ * (rnr_retry_count 7), with one receive posted, on buffer 0. */
+static int starve_connect(struct evil *e, struct starve *st)
+{
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *res;
+	struct ibv_qp_init_attr attr = {
+		.cap = { .max_send_wr = STARVE_SENDS, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = 1,
+	};
+	struct rdma_conn_param param = { .retry_count = 7,
+					 .rnr_retry_count = 7 };
+	int ret;
+
+	if (rdma_getaddrinfo(e->host, e->port, &hints, &res) != 0)
+		return -EHOSTUNREACH;
+	ret = rdma_create_ep(&st->id, res, NULL, &attr);
+	rdma_freeaddrinfo(res);
+	if (ret != 0)
+		return -errno;
+	st->mr = rdma_reg_msgs(st->id, st->msgs, sizeof(st->msgs));
+	if (st->mr == NULL ||
+	    rdma_post_recv(st->id, NULL, &st->msgs[0], sizeof(st->msgs[0]),
+			   st->mr) != 0 ||
+	    rdma_connect(st->id, &param) != 0)
+		return -errno;
+	return 0;
+}
+
+/* starve_send: SEND MSG and wait for it to complete. */
+static int starve_send(struct starve *st, const struct lab3_msg *msg)
+{
+	union lab3_wire_msg *buf = &st->msgs[1 + st->sent++ % STARVE_SENDS];
+	size_t len = lab3_encode(msg, buf);
+	struct ibv_wc wc;
+	int ret;
+
+	if (rdma_post_send(st->id, NULL, buf, len, st->mr, 0) != 0)
+		return -errno;
+	ret = starve_wc(st->id->send_cq, st->id->send_cq_channel, &wc);
+	return ret != 0 ? ret : wc.status == IBV_WC_SUCCESS ? 0 : -EIO;
+}
+
+/* starve_region: the first REGION, into the one receive buffer. */
+static int starve_region(struct starve *st, struct lab3_msg *msg)
+{
+	char why[LAB3_ERR_LEN];
+	struct ibv_wc wc;
+	int ret = starve_wc(st->id->recv_cq, st->id->recv_cq_channel, &wc);
+
+	if (ret != 0 || wc.status != IBV_WC_SUCCESS)
+		return ret != 0 ? ret : -EIO;
+	if (lab3_decode(&st->msgs[0], wc.byte_len, msg, why, sizeof(why)) != 0 ||
+	    msg->type != LAB3_MSG_REGION)
+		return -EPROTO;
+	return 0;
+}
+
+/* starve_end: wait up to STARVE_END_S for the receiver to end the
+ * connection (an rdma_cm event on it); 1 when it did, 0 if not. */
+static int starve_end(struct starve *st)
+{
+	struct pollfd pfd = { .fd = st->id->channel->fd, .events = POLLIN };
+	struct rdma_cm_event *event;
+
+	if (poll(&pfd, 1, STARVE_END_S * 1000) <= 0 ||
+	    rdma_get_cm_event(st->id->channel, &event) != 0)
+		return 0;
+	rdma_ack_cm_event(event);
+	return 1;
+}
+
+/* starve_probe: learn the receiver's window size, on the connection
+ * main() made: FILE_INFO of a file as long as the largest window, whose
+ * first REGION is then one whole window; then hang up. */
+static int starve_probe(struct evil *e, uint64_t *window)
+{
+	int ret = send_info(e, LAB3_WINDOW_BYTES_MAX);
+
+	if (ret == 0)
+		ret = recv_type(e, LAB3_MSG_REGION, &e->region);
+	if (ret != 0)
+		return ret;
+	*window = e->region.region.length;
+	lab3_send_error(&e->conn, LAB3_ERR_INTERNAL, "a probe, nothing more");
+	lab3_disconnect(&e->conn);
+	return *window > 0 ? 0 : -EPROTO;
+}
+
+/* starve_dones: a DONE for each of the NCHUNKS chunks of WINDOW bytes,
+ * STARVE_PACE_MS apart, with nothing written; the number sent. */
+static unsigned starve_dones(struct starve *st, uint64_t window,
+			     unsigned nchunks)
+{
+	struct timespec pace = { .tv_nsec = STARVE_PACE_MS * 1000000L };
+	struct lab3_msg done = { .type = LAB3_MSG_DONE };
+	unsigned k;
+
+	for (k = 0; k < nchunks; k++) {
+		nanosleep(&pace, NULL);
+		done.done.offset = k * window;
+		done.done.bytes = window;
+		if (starve_send(st, &done) != 0)
+			break;
+	}
+	return k;
+}
+
+/* The attack: see the table at the top.  FILE_INFO announces exactly
+ * LAB3_SEND_DEPTH + 1 chunks: with its first REGION taken and every other
+ * message left waiting, the receiver has a place in its send queue for
+ * each REGION after the first, and none for the VERDICT. */
+static int starve(struct evil *e)
+{
+	const unsigned nchunks = LAB3_SEND_DEPTH + 1;
+	struct starve st = { 0 };
+	struct lab3_msg info, region;
+	uint64_t window;
+	long long start;
+	unsigned dones;
+	int ended, ret;
+
+	alarm(STARVE_MAX_S);	/* the default action ends the program */
+	ret = starve_probe(e, &window);
+	if (ret == 0)
+		ret = starve_connect(e, &st);
+	if (ret == 0) {
+		file_info(e, window * nchunks, &info);
+		ret = starve_send(&st, &info);
+	}
+	if (ret == 0)
+		ret = starve_region(&st, &region);
+	if (ret == 0) {
+		start = lab3_now_ms();
+		dones = starve_dones(&st, window, nchunks);
+		ended = starve_end(&st);
+		snprintf(e->what, sizeof(e->what), "starve: window %llu bytes, "
+			 "%u chunks, %u DONEs without a write, one receive "
+			 "posted: %s after %.1f s",
+			 (unsigned long long)window, nchunks, dones,
+			 ended ? "the receiver ended the session" :
+			 "the receiver still held the session",
+			 (double)(lab3_now_ms() - start) / 1000);
+		e->status = ended ? 0 : EVIL_EXIT_LET_THROUGH;
+	} else if (e->conn.err[0] == '\0') {
+		snprintf(e->conn.err, sizeof(e->conn.err), "starve: %s",
+			 strerror(-ret));
+	}
+	if (st.mr != NULL)
+		rdma_dereg_mr(st.mr);
+	if (st.id != NULL)
+		rdma_destroy_ep(st.id);
+	return ret;
+}
+
 static const struct evil_mode modes[] = {
 	{ "bad-magic", bad_magic },
 	{ "bad-version", bad_version },
@@ -579,6 +797,7 @@ static const struct evil_mode modes[] = {
 	{ "bad-hash", bad_hash },
 	{ "stale-write", stale_write },
 	{ "dribble", dribble },
+	{ "starve", starve },
 };
 #define NMODES (sizeof(modes) / sizeof(modes[0]))
 
@@ -651,6 +870,8 @@ int main(int argc, char **argv)
 
 	if (parse_args(&e, argc, argv, &mode) != 0)
 		return usage();
+	e.host = argv[optind + 1];
+	e.port = argv[optind + 2];
 	if (make_file(&e) != 0)
 		return 2;
 	(void)lab3_memlock_limit(&memlock);	/* root: lift it, for siw */

@@ -11,8 +11,15 @@
 #                              RX_PORT
 #   next_line [SECONDS]        print the receiver's next stdout line
 #                              (default limit 60 s); fail if none comes
-#   stop_receiver              SIGTERM it and wait; set RX_STATUS to its
-#                              exit status
+#   stop_receiver [SECONDS]    SIGTERM it and wait for it to end, SECONDS
+#                              at most (default 30); set RX_STATUS to its
+#                              exit status, or else SIGKILL it, say so and
+#                              set RX_STATUS to 124
+#   wait_within SECONDS PID WHAT
+#                              wait for process PID to end, SECONDS at
+#                              most; its exit status in WAIT_STATUS, or
+#                              else SIGKILL it, say that WHAT was still
+#                              running and set WAIT_STATUS to 124
 
 RX_DIR=$(mktemp -d /tmp/receiver.XXXXXX)
 RX_RUN=()
@@ -50,6 +57,19 @@ next_line() {
 
 stop_receiver() {
 	kill -TERM "$RX_PID" 2>/dev/null
-	wait "$RX_PID"
-	RX_STATUS=$?
+	wait_within "${1:-30}" "$RX_PID" "the receiver, after SIGTERM,"
+	RX_STATUS=$WAIT_STATUS
+}
+
+wait_within() {
+	# tail follows nothing: it only waits for the process to end.
+	if ! timeout "$1" tail --pid="$2" -s 0.05 -f /dev/null; then
+		echo "$3 still running after $1 s" >&2
+		kill -KILL "$2" 2>/dev/null
+		wait "$2" 2>/dev/null
+		WAIT_STATUS=124
+		return 1
+	fi
+	wait "$2"
+	WAIT_STATUS=$?
 }
