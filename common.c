@@ -353,8 +353,8 @@ static void take_peer_error(struct lab3_conn *conn, const struct lab3_msg *msg)
 }
 
 /* take_recv: a message arrived: check and decode it, post its buffer
- * again, and put it in the inbox (a peer's ERROR becomes the
- * connection's error instead). */
+ * again (while the connection has not failed), and put it in the inbox
+ * (a peer's ERROR becomes the connection's error instead). */
 static void take_recv(struct lab3_conn *conn, const struct ibv_wc *wc)
 {
 	char why[LAB3_ERR_LEN - 32];
@@ -706,7 +706,7 @@ static int create_cq(struct lab3_conn *conn)
 /* create_qp: the RC queue pair.  A client's is made on its cm_id, so that
  * rdma_cm moves it through its states as the connection is made.  A
  * server's (ON_ID 0) is its own, which lab3_accept_request() readies
- * itself (ready_server_qp()). */
+ * itself (move_server_qp()). */
 static int create_qp(struct lab3_conn *conn, int on_id)
 {
 	struct ibv_qp_init_attr qp_attr = {
@@ -824,6 +824,11 @@ static int build_resources(struct lab3_conn *conn, int qp_on_id)
  * again ("receiver not ready"), each after the peer's RNR timer (at most
  * 655 ms): about 4.6 s in all.  7 would mean forever. */
 #define RNR_RETRY 6
+
+/* The longest wait for the peer's acknowledgement before a packet is
+ * sent again, at most retry_count (7) times: 4.096 us x 2^20, about
+ * 4.3 s, some 30 s in all; the usual value over RoCE is 17 (0.5 s). */
+#define ACK_TIMEOUT_MAX 20
 
 /* conn_params: the parameters of rdma_connect() and rdma_accept().  The
  * retry counts are what we ask of the peer's queue pair. */
@@ -1155,7 +1160,12 @@ int lab3_listener_event(struct lab3_listener *listener,
  * so the server's queue pair is its own, and it takes at most RNR_RETRY.
  * A SEND the peer does not take within about 4.6 s then fails ("RNR
  * retries exhausted"), which ends the session.  (iWARP has no RNR: a
- * SEND that finds no receive breaks the connection at once.)
+ * SEND that finds no receive breaks the connection at once.)  The ACK
+ * timeout is the peer's choice too (its request's Local ACK Timeout), up
+ * to 2^31 x 4.096 us, over two hours a try: the server takes at most
+ * ACK_TIMEOUT_MAX, so a peer whose device stops answering fails our
+ * sends within about 30 s.  (The serving loop does not wait for them
+ * anyway: see wait_for_room() in receiver.c.)
  */
 static int move_server_qp(struct lab3_conn *conn, enum ibv_qp_state state)
 {
@@ -1177,6 +1187,8 @@ static int move_server_qp(struct lab3_conn *conn, enum ibv_qp_state state)
 	attr.max_rd_atomic = 0;
 	if (attr.rnr_retry > RNR_RETRY)
 		attr.rnr_retry = RNR_RETRY;
+	if (attr.timeout > ACK_TIMEOUT_MAX)
+		attr.timeout = ACK_TIMEOUT_MAX;
 	ret = ibv_modify_qp(conn->qp, &attr, mask);
 	if (ret != 0) {
 		snprintf(conn->err, sizeof(conn->err), "ibv_modify_qp to %s: "

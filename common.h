@@ -66,7 +66,7 @@ typedef void lab3_sent_fn(void *owner, uint64_t tag);
  * The completion model.  All work requests complete on the one CQ.
  * lab3_poll() takes every completion there is, without blocking:
  *   - a received message is checked, decoded and put in the inbox, and its
- *     buffer is posted again at once;
+ *     buffer is posted again at once (unless the connection has failed);
  *   - a send-queue completion (a SEND or an RDMA WRITE) gives back its
  *     credit, and calls SENT if it was posted with a tag;
  *   - a peer's ERROR, a failed completion or a malformed message becomes
@@ -93,7 +93,7 @@ struct lab3_conn {
 	struct ibv_cq *cq;		/* its context is the connection */
 	struct ibv_qp *qp;		/* the queue pair: a client's is on
 					 * its cm_id, a server's its own (see
-					 * ready_server_qp() in common.c) */
+					 * move_server_qp() in common.c) */
 	uint8_t link_layer;		/* the port's, IBV_LINK_LAYER_* */
 	union lab3_wire_msg *msgs;	/* LAB3_RECV_DEPTH receive buffers,
 					 * then LAB3_SEND_DEPTH send ones */

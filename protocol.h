@@ -50,6 +50,18 @@
  * and no more than LAB3_WINDOWS_MAX are outstanding at once.  The VERDICT
  * covers the whole file.
  *
+ * Receives.  Every message is a SEND, which consumes a receive its peer
+ * posted before it arrived.  A receiver sends a REGION for every window it
+ * has free (up to LAB3_WINDOWS_MAX at once) without waiting, and an ERROR
+ * may follow any message, so a sender keeps at least LAB3_WINDOWS_MAX + 1
+ * receives posted from the moment it connects, and posts each one again
+ * as soon as it has taken its message.  A SEND that finds no receive is
+ * tried again by the sender's device ("receiver not ready", RNR), but a
+ * receiver does so for a few seconds at most (6 retries, whatever the
+ * connection request asks for: 7 would mean forever), then ends the
+ * session: a peer that takes none of its messages cannot hold its send
+ * queue.
+ *
  * Either side may send ERROR instead of its next message.  It carries a code
  * and a short printable reason for the peer to show, and ends the session.
  * A sender whose file is too large, for example, gets ERROR instead of

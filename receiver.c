@@ -33,11 +33,15 @@
  * since a REGION goes out for every free window, the sender writes the
  * next chunk while this single thread hashes and stores the last one.
  *
- * A step never blocks.  When it must wait for the sender, it says so
- * (STEP_WAIT), and the serving loop (serve_loop(), at the end) runs the
- * session's steps again when its connection moves: one wait watches the
- * connection manager and every session's completions, so a slow or
- * silent sender holds up only its own session.
+ * A step never waits for its sender.  When it must (for a message, or for
+ * room in its send queue), it says so (STEP_WAIT), and the serving loop
+ * (serve_loop(), at the end) runs the session's steps again when its
+ * connection moves: one wait watches the connection manager and every
+ * session's completions, so a slow, silent or hostile sender holds up
+ * only its own session.  Nor does a step work long: it sends one REGION,
+ * or stores 1 MiB of a chunk, and yields (STEP_YIELD) if it has more.
+ * (What a step still does at once is local: registering a window, writing
+ * and syncing the file, the ledger.)
  *
  * A session that fails sends ERROR to the sender when it still can, and
  * its summary line says why.  Either way the receiver goes on serving.
@@ -188,7 +192,8 @@ struct session {
 	int wait_ms;			/* that wait's silence, in ms */
 	int waiting;			/* its step said STEP_WAIT */
 	int room_wait;			/* ... for room in the send queue */
-	long long connected_at;		/* ms: the connection was made */
+	long long connected_at;		/* ms: the connection was made (or
+					 * requested, while LIFE_ACCEPTING) */
 	long long limit_at;		/* ms: its limit runs out; 0: none */
 	enum session_limit limit;	/* which limit that is */
 	int woken;			/* its connection moved */
@@ -290,6 +295,7 @@ static int run_session(struct session *s)
 		ret = do_step[step](s);
 		if (ret == STEP_YIELD) {
 			s->woken = 1;	/* its next turn comes at once */
+			s->room_wait = 0;
 			ret = STEP_WAIT;
 		}
 		s->waiting = ret == STEP_WAIT;
@@ -329,17 +335,20 @@ static int recv_file_info(struct session *s)
 
 /* send_region: step 2, REGION: register the window of the next chunk for
  * remote write and send its descriptor, for every chunk that has a free
- * window (at the start, one per window; later, the window just stored).
- * Each registration is new, so its rkey is, too.  A zero-length file gets
- * one empty descriptor: there is nothing to write. */
+ * window (at the start, one per window; later, the window just stored),
+ * one a turn.  Each registration is new, so its rkey is, too.  A
+ * zero-length file gets one empty descriptor: there is nothing to
+ * write. */
 static int send_region(struct session *s)
 {
 	uint64_t offset = 0, length = 0;
+	int ret = may_send(s);
 
+	if (ret != 0)
+		return ret;
 	while (s->conn.credits > 0 && lab3_rx_may_offer(&s->rx)) {
 		struct window *w = chunk_window(s, s->rx.offered);
 		struct lab3_msg msg = { .type = LAB3_MSG_REGION };
-		int ret;
 
 		if (!w->held && !take_budget(s, window_bytes(s))) {
 			/* No window memory free: wait for it, and meanwhile
@@ -403,6 +412,8 @@ static int store_chunk(struct session *s)
 	uint64_t len = w->length - w->stored;
 	uint8_t *at = w->buf + w->stored;
 
+	if (s->conn.error != 0)		/* nothing it stores would count */
+		return conn_failed(s, s->conn.error);
 	if (w->mr != NULL) {
 		ibv_dereg_mr(w->mr);
 		w->mr = NULL;
@@ -628,14 +639,20 @@ static int wait_for_room(struct session *s)
 	return ret;
 }
 
-/* may_send: whether a step may post a message now: 0, STEP_WAIT when the
- * send queue is full (wait_for_room()), or -1 when the connection has
- * failed.  A step that decides something it cannot undo (the verdict, the
- * ledger's record) asks first. */
+/* may_send: whether a step may post a message now: 0; STEP_WAIT while the
+ * connection settles (see lab3_settling()) or when the send queue is full
+ * (wait_for_room()); or -1 when the connection has failed, or the sender
+ * has hung up.  The steps that send ask first, before anything they
+ * cannot undo (the verdict, the ledger's record) or need not do (pin a
+ * window). */
 static int may_send(struct session *s)
 {
+	if (lab3_settling(&s->conn))
+		return wait_for_peer(s, 0);
 	if (s->conn.error != 0)
 		return conn_failed(s, s->conn.error);
+	if (s->conn.disconnected)
+		return conn_failed(s, -ECONNRESET);
 	return s->conn.credits == 0 ? wait_for_room(s) : 0;
 }
 
@@ -1097,14 +1114,19 @@ static void finish_session(struct server *srv, struct session *s)
 	free(s);
 }
 
-/* in_progress: the sessions that count against -c: all but those
- * closing. */
+/* in_progress: the sessions that count against -c: all but those that
+ * are over, closing or only settling what ended them (a sender that hung
+ * up, a connection that failed: see lab3_settling()). */
 static int in_progress(const struct server *srv)
 {
 	int n = 0;
 
-	for (int i = 0; i < srv->nsessions; i++)
-		n += srv->sessions[i]->life < LIFE_CLOSING;
+	for (int i = 0; i < srv->nsessions; i++) {
+		const struct session *s = srv->sessions[i];
+
+		n += s->life < LIFE_CLOSING && s->conn.error == 0 &&
+		     !s->conn.disconnected;
+	}
 	return n;
 }
 
@@ -1302,6 +1324,8 @@ static void end_by_limit(struct session *s)
  * receiver will not hold the session any longer). */
 static void end_early(struct session *s, const char *why)
 {
+	if (s->conn.error != 0)		/* it has ended already */
+		return;
 	lab3_post_error(&s->conn, LAB3_ERR_RESOURCES, why);
 	lab3_time_out(&s->conn, 0);
 	snprintf(s->conn.err, sizeof(s->conn.err), "%s", why);
@@ -1327,7 +1351,8 @@ static void expire(struct server *srv, struct session *s)
 	    lab3_now_ms() >= s->limit_at && s->conn.error == 0)
 		end_by_limit(s);
 	else if (s->life == LIFE_RUNNING && s->room_wait &&
-		 s->conn.credits == 0 && !lab3_settling(&s->conn))
+		 s->conn.credits == 0 && s->conn.error == 0 &&
+		 !s->conn.disconnected)
 		end_early(s, room_timeout(s));
 	else if ((s->life == LIFE_ACCEPTING ||
 		  (s->life == LIFE_RUNNING && s->waiting)) &&
@@ -1428,6 +1453,22 @@ static int wait_for_events(struct server *srv, const sigset_t *wait_mask)
 	return 0;
 }
 
+/* take_pending_stop: a stop signal that is pending is taken here, on
+ * every turn.  The stop signals are let in only while ppoll() sleeps, and
+ * it does not sleep, nor let a pending one in, while some descriptor is
+ * always ready (a flood of connection requests, say). */
+static void take_pending_stop(void)
+{
+	static const struct timespec now = { 0, 0 };
+	sigset_t stop_signals;
+
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	if (sigtimedwait(&stop_signals, NULL, &now) > 0)
+		stop_requested = 1;
+}
+
 /* serve_loop: serve until a stop signal or a failed listener: wait for
  * events, then move on every session that they woke or whose deadline
  * has passed.  No step blocks, so every turn comes back here, where a
@@ -1443,6 +1484,7 @@ static int serve_loop(struct server *srv, const sigset_t *wait_mask)
 		struct session *now_serving[2 * MAX_SESSIONS_MAX];
 		int n;
 
+		take_pending_stop();
 		if (stop_requested) {
 			stop_requested = 0;	/* to see a second one */
 			if (srv->stopping)

@@ -739,19 +739,26 @@ static int starve(struct evil *e)
 	struct lab3_msg info, region;
 	uint64_t window;
 	long long start;
+	const char *step = "the probe";
 	unsigned dones;
 	int ended, ret;
 
 	alarm(STARVE_MAX_S);	/* the default action ends the program */
 	ret = starve_probe(e, &window);
-	if (ret == 0)
-		ret = starve_connect(e, &st);
 	if (ret == 0) {
+		e->conn.err[0] = '\0';		/* the probe's hang-up */
+		step = "connecting";
+		ret = starve_connect(e, &st);
+	}
+	if (ret == 0) {
+		step = "FILE_INFO";
 		file_info(e, window * nchunks, &info);
 		ret = starve_send(&st, &info);
 	}
-	if (ret == 0)
+	if (ret == 0) {
+		step = "the first REGION";
 		ret = starve_region(&st, &region);
+	}
 	if (ret == 0) {
 		start = lab3_now_ms();
 		dones = starve_dones(&st, window, nchunks);
@@ -765,8 +772,8 @@ static int starve(struct evil *e)
 			 (double)(lab3_now_ms() - start) / 1000);
 		e->status = ended ? 0 : EVIL_EXIT_LET_THROUGH;
 	} else if (e->conn.err[0] == '\0') {
-		snprintf(e->conn.err, sizeof(e->conn.err), "starve: %s",
-			 strerror(-ret));
+		snprintf(e->conn.err, sizeof(e->conn.err), "starve: %s: %s",
+			 step, strerror(-ret));
 	}
 	if (st.mr != NULL)
 		rdma_dereg_mr(st.mr);

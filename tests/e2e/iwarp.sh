@@ -24,7 +24,11 @@
 #   - a port where nothing listens (iWARP refuses inside rdma_connect) and
 #     a loopback address: one clear line each, exit 3;
 #   - root's registrations, which siw counts against root's `ulimit -l`:
-#     the default 16 MiB windows; a busy refusal with -c 1.
+#     the default 16 MiB windows; a busy refusal with -c 1;
+#   - a sender that takes none of the receiver's messages (tests/evil-sender
+#     starve): iWARP has no RNR retries, so the first message that finds
+#     no receive breaks the connection at once, and the receiver serves
+#     on.
 . tests/e2e/lib.sh
 
 iwarp || fail "$RXE_DEV is not an iWARP device: $(ibv_devinfo -d "$RXE_DEV" | grep transport)"
@@ -173,13 +177,22 @@ regions=$(grep -c "received REGION" "$TEST_TMP/sender.err")
 	fail "root: $regions REGIONs for 20 MiB, expected 2 windows of 16 MiB"
 expect_summary "id root, 20971520 bytes, verdict good, key sent" "as root"
 cmp "$TEST_TMP/root" "$out/root/root" || fail "root: the saved file differs"
+# (The evil sender waits for its own disconnection, which iWARP's
+# connection manager may take seconds to report: in the background.)
+tests/evil-sender starve "$RXE_ADDR" "$RX_PORT" >"$TEST_TMP/starve" & starve=$!
+expect_summary "failed: the sender gave up: a probe, nothing more" \
+	"starve's probe for the window size"
+expect_summary "id -, 285212672 bytes, verdict none, [0-9.]+ s, failed: the connection broke" \
+	"a sender that takes none of the receiver's messages ($(cat "$TEST_TMP/starve"))"
 tests/evil-sender silent "$RXE_ADDR" "$RX_PORT" >/dev/null & silent=$!
 timeout 10 tail -n +1 -f "$RX_DIR/stderr" |
-	grep -q -m 1 "session 2: state RECV_FILE_INFO" ||
+	grep -q -m 1 "session $((SESSION + 1)): state RECV_FILE_INFO" ||
 	fail "the silent sender did not connect"
 run_sender -t 5 -i busy "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/one"
 expect_sender_fails 4 "connection refused: receiver busy with another session$" \
 	"a sender while the only place is taken"
 stop_receiver
 expect_status 0 "$RX_STATUS" "receiver after SIGTERM"
-wait "$silent"
+wait_within 30 "$silent" "the silent evil sender"
+wait_within 90 "$starve" "the starve evil sender"
+expect_status 0 "$WAIT_STATUS" "tests/evil-sender starve: $(cat "$TEST_TMP/starve")"

@@ -13,8 +13,11 @@
 #     endless ones;
 #   - SIGTERM sent then stops the receiver within 5 s, the attacker's
 #     session "interrupted by a signal".
+# And with -t 1 the attack's session ends sooner, its send queue full for
+# 1 s ("timed out after 1 s with the send queue full").
 #
-#   tests/e2e/starve.sh quick  -w 64K -n 2 with the default -c (make test)
+#   tests/e2e/starve.sh quick  -w 64K -n 2 with the default -c, and -t 1
+#                              (make test)
 #   tests/e2e/starve.sh all    that, -w 64K -n 2 with -c 1, and the default
 #                              windows with the default -c and -c 1
 #                              (make test-long)
@@ -65,14 +68,17 @@ honest() {
 
 # summaries N ATTACKS: the receiver's next N summary lines, checked as
 # they come: the probe's, ATTACKS (0 or 1) of the attack's session (which
-# must match ATTACK_END), and honest ones with their keys, in any order.
+# must match ATTACK_END), and honest ones with their keys, in any order;
+# LATE_HONEST counts the honest ones after the attack's.
 summaries() {
 	local line attacker=0
+	LATE_HONEST=0
 	for _ in $(seq "$1"); do
 		line=$(next_line 60) || fail "$CASE: fewer than $1 summary lines"
 		echo "$line"
 		case $line in
-		*"id honest"*", verdict good, key sent,"*) ;;
+		*"id honest"*", verdict good, key sent,"*)
+			LATE_HONEST=$((LATE_HONEST + attacker)) ;;
 		*", failed: the sender gave up: a probe, nothing more") ;;
 		*" 1114112 bytes, "* | *" 285212672 bytes, "*)
 			printf '%s\n' "$line" |
@@ -118,6 +124,11 @@ run_case() {
 		honest 3
 		summaries 5 1
 		attacker_done
+		# With the send queue full at once, the honest sessions, a
+		# fraction of a second each, end long before the attack's
+		# RNR retries run out: unless the receiver waited for it.
+		[ "$full" -eq 0 ] || [ "$LATE_HONEST" -eq 0 ] ||
+			fail "$CASE: $LATE_HONEST honest sessions ended after the attack's"
 	else
 		summaries 2 1
 		attacker_done
@@ -135,16 +146,32 @@ run_case() {
 	attack "$dones"
 	start=$EPOCHREALTIME
 	kill -TERM "$RX_PID"
-	summaries 2 1
-	wait_within 5 "$RX_PID" "the receiver, 5 s after SIGTERM,"
+	wait_within 5 "$RX_PID" "$CASE: the receiver, 5 s after SIGTERM,"
 	ms=$(awk -v a="$start" -v b="$EPOCHREALTIME" \
 		'BEGIN { printf "%d", (b - a) * 1000 }')
 	echo "$CASE: the receiver stopped $ms ms after SIGTERM"
 	expect_status 0 "$WAIT_STATUS" "$CASE: the receiver after SIGTERM"
+	summaries 2 1
 	attacker_done
 }
 
+# room_timeout_case: with -t 1, the attack's session ends before its RNR
+# retries run out: its send queue stayed full for 1 s, no message taken.
+room_timeout_case() {
+	CASE="-t 1 -w 64K -n 2"
+	echo "== $CASE"
+	start_receiver -v -w 64K -n 2 -t 1 -k "$TEST_TMP/secret" ||
+		fail "$CASE: no receiver"
+	ATTACK_END="failed: timed out after 1 s with the send queue full: the sender took none of our last 16 messages"
+	attack 17
+	summaries 2 1
+	attacker_done
+	stop_receiver 5
+	expect_status 0 "$RX_STATUS" "$CASE: the receiver after SIGTERM"
+}
+
 run_case 16 1 -w 64K -n 2
+room_timeout_case
 if [ "${1:-quick}" = all ]; then
 	run_case 1 1 -w 64K -n 2
 	run_case 16 0
