@@ -651,8 +651,10 @@ static int may_send(struct session *s)
 		return wait_for_peer(s, 0);
 	if (s->conn.error != 0)
 		return conn_failed(s, s->conn.error);
-	if (s->conn.disconnected)
-		return conn_failed(s, -ECONNRESET);
+	if (s->conn.disconnected) {
+		snprintf(s->error, sizeof(s->error), "the peer disconnected");
+		return -1;
+	}
 	return s->conn.credits == 0 ? wait_for_room(s) : 0;
 }
 
