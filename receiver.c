@@ -213,8 +213,8 @@ static void on_stop_signal(int sig)
 }
 
 /* What a step returns: 0 when it is done, or one of these.  A step never
- * blocks: when it must wait for the sender, it says so, and the serving
- * loop runs it again once the connection moves (or its time is up).  Nor
+ * waits for its sender: when it must, it says so, and the serving loop
+ * runs it again once the connection moves (or its time is up).  Nor
  * does it work long: a step with more to do than one REGION or one
  * STORE_SLICE yields, and the loop runs it again on its next turn, after
  * the other sessions have had theirs. */
@@ -1157,7 +1157,8 @@ static void refuse(struct server *srv, struct rdma_cm_id *id, const char *why)
 }
 
 /* make_room: the receiver is full and a sender asks to connect: end the
- * session that has gone longest without sending FILE_INFO, if that is at
+ * session that has gone longest without sending FILE_INFO (counted from
+ * its request while its connection is still being made), if that is at
  * least IDLE_EVICT_MS, so that idle connections cannot keep the others
  * out.  Returns 1 if it ended one. */
 static int make_room(struct server *srv)
