@@ -70,6 +70,6 @@ wait_within() {
 		WAIT_STATUS=124
 		return 1
 	fi
-	wait "$2"
+	wait "$2" 2>/dev/null	# (no "Killed" line for one we killed)
 	WAIT_STATUS=$?
 }

@@ -166,7 +166,7 @@ evil_receiver() {
 	run_sender "$2" "$3"
 	EVIL_LINE=$(next_line 5 2>/dev/null)
 	kill -KILL "$RX_PID" 2>/dev/null
-	wait "$RX_PID" 2>/dev/null
+	wait_within 30 "$RX_PID" "tests/evil-receiver $mode, after SIGKILL,"
 	exec {RX_FD}<&-
 }
 

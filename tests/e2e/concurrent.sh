@@ -42,14 +42,14 @@ for mode in gone-after-info bad-magic; do
 done
 
 for i in "${!sizes[@]}"; do
-	wait "${pids[$i]}"
-	expect_status 0 $? "sender $i of ${#sizes[@]} ($(cat "$TEST_TMP/s$i.err"))"
+	wait_within 120 "${pids[$i]}" "sender $i of ${#sizes[@]}"
+	expect_status 0 "$WAIT_STATUS" "sender $i of ${#sizes[@]} ($(cat "$TEST_TMP/s$i.err"))"
 	want=$(./receiver -k "$TEST_TMP/secret" --key-for "student$i")
 	[ "$(cat "$TEST_TMP/s$i.out")" = "secret key: ${want#*: }" ] ||
 		fail "sender $i: '$(cat "$TEST_TMP/s$i.out")', expected $want"
 done
 for pid in "${evil_pids[@]}"; do
-	wait "$pid" || fail "an evil sender could not run"
+	expect_done 60 "$pid" "an evil sender"
 done
 
 sessions=$((${#sizes[@]} + ${#evil_pids[@]}))
@@ -97,8 +97,8 @@ make_file "$TEST_TMP/bob/report.bin" 500000
 alice=$!
 ./sender -q -i bob "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/bob/report.bin" \
 	>/dev/null 2>"$TEST_TMP/bob.err" &
-wait $! || fail "bob's sender: $(cat "$TEST_TMP/bob.err")"
-wait $alice || fail "alice's sender: $(cat "$TEST_TMP/alice.err")"
+expect_done 60 $! "bob's sender"
+expect_done 60 $alice "alice's sender"
 next_line >/dev/null && next_line >/dev/null || fail "no summary lines"
 for id in alice bob; do
 	cmp "$TEST_TMP/$id/report.bin" "$out/$id/report.bin" ||
@@ -130,7 +130,8 @@ while kill -0 "${pids[@]}" 2>/dev/null; do
 	[ "$now" -gt "$most" ] && most=$now
 done
 for i in "${!pids[@]}"; do
-	wait "${pids[$i]}" ||
+	wait_within 120 "${pids[$i]}" "budget sender $((i + 1))"
+	[ "$WAIT_STATUS" -eq 0 ] ||
 		fail "budget sender $((i + 1)): $(cat "$TEST_TMP/b$((i + 1)).err")"
 done
 echo "the receiver's registered memory peaked at $most bytes (-b 1M)"
@@ -189,8 +190,8 @@ for i in 1 2 3 4 5 6; do
 	*) fail "after SIGTERM: $line" ;;
 	esac
 done
-wait "$RX_PID"
-RX_STATUS=$?
+wait_within 30 "$RX_PID" "the receiver, after SIGTERM,"
+RX_STATUS=$WAIT_STATUS
 stop_ms=$(awk -v a="$stop_start" -v b="$EPOCHREALTIME" \
 	'BEGIN { printf "%d", (b - a) * 1000 }')
 echo "the receiver stopped $stop_ms ms after SIGTERM, with 6 sessions"
@@ -198,7 +199,7 @@ expect_status 0 "$RX_STATUS" "the receiver stopped with sessions in progress"
 [ "$stop_ms" -lt 8000 ] ||
 	fail "the receiver took $stop_ms ms to stop: disconnects one by one?"
 for pid in "${stop_pids[@]}"; do
-	wait "$pid" || fail "an evil sender of the stop test could not run"
+	expect_done 60 "$pid" "an evil sender of the stop test"
 done
 for f in "$TEST_TMP"/stop-*; do
 	grep -q "the receiver is stopping" "$f" ||

@@ -36,8 +36,8 @@ start_writing_sender -i first "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/big"
 run_sender -t 5 -i second "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/small"
 expect_sender_fails 4 "connect to .*: connection refused: receiver busy with another session$" \
 	"a second sender during a session"
-wait "$SENDER_PID"
-expect_status 0 $? "the first sender"
+wait_within 120 "$SENDER_PID" "the first sender"
+expect_status 0 "$WAIT_STATUS" "the first sender"
 expect_summary "id first, 67108864 bytes, verdict good, key sent" \
 	"the session the second sender tried to disturb"
 
@@ -54,8 +54,8 @@ case $SENDER_OUT in
 "secret key: "*) ;;
 *) fail "a sender with --wait printed no key: $SENDER_OUT" ;;
 esac
-wait "$SENDER_PID"
-expect_status 0 $? "the sender that the one with --wait waited for"
+wait_within 120 "$SENDER_PID" "the sender the one with --wait waited for"
+expect_status 0 "$WAIT_STATUS" "the sender that the one with --wait waited for"
 expect_summary "id first, 67108864 bytes, verdict good, key sent" \
 	"the session a sender with --wait waited for"
 expect_summary "id patient, 4096 bytes, verdict good, key sent" \
@@ -65,7 +65,7 @@ expect_summary "id patient, 4096 bytes, verdict good, key sent" \
 # serves the next sender.
 start_writing_sender -i killed "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/big"
 kill -KILL "$SENDER_PID"
-wait "$SENDER_PID" 2>/dev/null
+wait_within 30 "$SENDER_PID" "a sender after SIGKILL"
 expect_summary "verdict none, .*failed: " "the session of a killed sender"
 run_sender -i next "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/small"
 expect_status 0 "$SENDER_STATUS" "a sender after a killed one ($SENDER_ERR)"
@@ -76,10 +76,10 @@ expect_summary "id next, 4096 bytes, verdict good, key sent" \
 # error (exit 3) and one clear line, within its timeout.
 start_writing_sender -t 5 -i orphan "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/big"
 kill -KILL "$RX_PID"
-wait "$RX_PID" 2>/dev/null
-wait "$SENDER_PID"
-expect_status 3 $? "a sender whose receiver was killed"
-wait "$TRACE_PID"
+wait_within 30 "$RX_PID" "the receiver after SIGKILL"
+wait_within 60 "$SENDER_PID" "a sender whose receiver was killed"
+expect_status 3 "$WAIT_STATUS" "a sender whose receiver was killed"
+wait_within 30 "$TRACE_PID" "the copy of the sender's trace"
 grep -q "^sender: $RXE_ADDR:$RX_PORT: " "$TEST_TMP/a.trace" ||
 	fail "no clear line from the sender: $(tail -n 3 "$TEST_TMP/a.trace")"
 grep "^sender: $RXE_ADDR" "$TEST_TMP/a.trace"

@@ -19,7 +19,7 @@ server() {
 
 	rping -s -a "$RXE_ADDR" -p 7174 -C 3 -V >/dev/null & rping=$!
 	scripts/rxe-wait listen 7174 || fail "the rping server does not listen"
-	wait "$rping" || fail "the rping server failed"
+	expect_done 60 "$rping" "the rping server"
 
 	mkdir "$out"
 	for id in $IDS; do
@@ -86,7 +86,8 @@ client() {
 		pids+=($!)
 	done
 	for i in 1 2 3 4; do
-		wait "${pids[$((i - 1))]}" ||
+		wait_within 120 "${pids[$((i - 1))]}" "sender c$i of 4 at once"
+		[ "$WAIT_STATUS" -eq 0 ] ||
 			fail "sender c$i of 4 at once: $(cat "$TEST_TMP/c$i.err")"
 		[ "$(cat "$TEST_TMP/c$i.out")" = "secret key: $(cat "$RXE_SHARE/key.c$i")" ] ||
 			fail "c$i: wrong key: $(cat "$TEST_TMP/c$i.out")"

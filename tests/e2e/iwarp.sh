@@ -37,7 +37,7 @@ rping -s -a "$RXE_ADDR" -p 7175 -C 3 -V >/dev/null & server=$!
 scripts/rxe-wait -t 30 listen 7175 || fail "the rping server did not listen"
 rping -c -a "$RXE_ADDR" -p 7175 -C 3 -V -v >"$TEST_TMP/rping" ||
 	fail "rping over $RXE_DEV failed"
-wait "$server" || fail "the rping server failed"
+expect_done 30 "$server" "the rping server"
 [ "$(grep -c '^ping data: rdma-ping-' "$TEST_TMP/rping")" -eq 3 ] ||
 	fail "rping did not report 3 validated pings"
 
@@ -81,8 +81,8 @@ for i in 1 2 3 4; do
 	pids+=($!)
 done
 for i in 1 2 3 4; do
-	wait "${pids[$((i - 1))]}"
-	expect_status 0 $? "sender c$i of 4 at once ($(cat "$TEST_TMP/c$i.err"))"
+	wait_within 120 "${pids[$((i - 1))]}" "sender c$i of 4 at once"
+	expect_status 0 "$WAIT_STATUS" "sender c$i of 4 at once ($(cat "$TEST_TMP/c$i.err"))"
 	[ "$(cat "$TEST_TMP/c$i.out")" = "$(key_for "c$i")" ] ||
 		fail "c$i: wrong key: $(cat "$TEST_TMP/c$i.out")"
 done

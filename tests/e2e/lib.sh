@@ -13,6 +13,13 @@ run_sender() {
 	SENDER_ERR=$(cat "$TEST_TMP/sender.err")
 }
 
+# expect_done SECONDS PID WHAT: the process PID (WHAT) ends within SECONDS
+# with exit status 0 (wait_within, tests/receiver-lib.sh).
+expect_done() {
+	wait_within "$1" "$2" "$3"
+	expect_status 0 "$WAIT_STATUS" "$3"
+}
+
 # expect_sender_fails STATUS PATTERN WHAT: the sender exited with STATUS,
 # said one line on stderr matching PATTERN, and printed no key.
 expect_sender_fails() {
@@ -125,7 +132,7 @@ run_sender_to_evil() {
 		EVIL_LINE=
 		kill -TERM "$RX_PID"	# never served: the sender did not come
 	fi
-	wait "$RX_PID"
-	EVIL_STATUS=$?
+	wait_within 60 "$RX_PID" "tests/evil-receiver $mode"
+	EVIL_STATUS=$WAIT_STATUS
 	exec {RX_FD}<&-
 }

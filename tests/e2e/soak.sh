@@ -91,8 +91,10 @@ wave() {
 		pids+=($!)
 	done
 	for i in "${!pids[@]}"; do
-		wait "${pids[$i]}" || fail "wave $n: process $i of ${#pids[@]}" \
-			"exited with $?: $(cat "$TEST_TMP/w$i.err" 2>/dev/null)"
+		wait_within 120 "${pids[$i]}" "wave $n: process $i"
+		[ "$WAIT_STATUS" -eq 0 ] ||
+			fail "wave $n: process $i of ${#pids[@]}" \
+			"exited with $WAIT_STATUS: $(cat "$TEST_TMP/w$i.err" 2>/dev/null)"
 	done
 	for i in "${!wave_sizes[@]}"; do
 		grep -q "^secret key: " "$TEST_TMP/w$i.out" ||

@@ -52,11 +52,12 @@ for i in 1 2 3 4 5 6; do
 	rm -r "$out/honest$i"
 done
 
-wait "$dribble_pid"
-expect_status 0 $? "tests/evil-sender dribble ($(cat "$TEST_TMP/dribble.out"))"
+wait_within 120 "$dribble_pid" "tests/evil-sender dribble"
+expect_status 0 "$WAIT_STATUS" "tests/evil-sender dribble ($(cat "$TEST_TMP/dribble.out"))"
 cat "$TEST_TMP/dribble.out"
 for pid in "${flood_pids[@]}"; do
-	wait "$pid"	# 0, or 2 when it was refused as busy: either is fine
+	# 0, or 2 when it was refused as busy: either is fine
+	wait_within 120 "$pid" "a flooding evil sender"
 done
 
 keys=0 idle=0 handshake=0 rate=0 sessions=0
