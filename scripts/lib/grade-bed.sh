@@ -118,7 +118,10 @@ check_big() {
 	line=$(summary_line)
 	want=$(./receiver -k "$SECRET" --key-for grade-big)
 	if [ "$S_STATUS" -ne 0 ]; then
-		result "$name" fail "the sender failed $(said)"
+		# (The receiver's line too: in this VM, short of memory, a
+		# stall or an OOM kill on either side shows only there.)
+		result "$name" fail "the sender failed $(said); the receiver:" \
+			"${line#session 1 from }"
 	elif [ "$(printed_key)" != "$want" ]; then
 		result "$name" fail "the key printed is not the key for grade-big"
 	elif [[ $line != *"verdict good, key sent"* ]]; then
