@@ -2,13 +2,17 @@
 # hosts, run by tests/iwarp.test through scripts/rxe-pair with
 # RXE_PROVIDER=siw: the receiver on host A (server), listening on every
 # address, and the sender on host B (client).
-#   - rping with data validation between the two siw devices;
 #   - a transfer of 5 windows over IPv4, and one over IPv6: each sender
 #     prints the key `receiver --key-for` gives, host A saves the bytes
 #     host B sent;
 #   - a wrong hash over many windows: verdict bad, nothing saved;
 #   - four senders at once: each gets its key, each file is saved.
 # The hosts share the keys and the files' hashes through RXE_SHARE.
+# No rping here: between two siw hosts its client's first message can
+# land while the server's kernel is still accepting, and then waits unseen
+# forever (siw's accept race, see nudge() in common.c; seen once in CI).
+# Our sender has a remedy, rping has none.  iwarp.sh runs rping on one
+# host, and tests/long/smoke-pair-rping.test between two rxe hosts.
 . tests/e2e/lib.sh
 
 PORT=7471
@@ -16,10 +20,6 @@ IDS="v4 v6 c1 c2 c3 c4"
 
 server() {
 	local out=$TEST_TMP/out id line
-
-	rping -s -a "$RXE_ADDR" -p 7174 -C 3 -V >/dev/null & rping=$!
-	scripts/rxe-wait listen 7174 || fail "the rping server does not listen"
-	expect_done 60 "$rping" "the rping server"
 
 	mkdir "$out"
 	for id in $IDS; do
@@ -62,12 +62,6 @@ send() {
 
 client() {
 	local i pids=() evil
-
-	scripts/rxe-wait peer 7174 || fail "no rping server on host A"
-	rping -c -a "$RXE_PEER_ADDR" -p 7174 -C 3 -V -v >"$TEST_TMP/rping" ||
-		fail "rping between the two siw devices failed"
-	[ "$(grep -c '^ping data: rdma-ping-' "$TEST_TMP/rping")" -eq 3 ] ||
-		fail "rping did not report 3 validated pings"
 
 	scripts/rxe-wait peer "$PORT" || fail "no receiver on host A"
 	send v4 5000000 "$RXE_PEER_ADDR"

@@ -35,8 +35,13 @@ iwarp || fail "$RXE_DEV is not an iWARP device: $(ibv_devinfo -d "$RXE_DEV" | gr
 
 rping -s -a "$RXE_ADDR" -p 7175 -C 3 -V >/dev/null & server=$!
 scripts/rxe-wait -t 30 listen 7175 || fail "the rping server did not listen"
-rping -c -a "$RXE_ADDR" -p 7175 -C 3 -V -v >"$TEST_TMP/rping" ||
-	fail "rping over $RXE_DEV failed"
+# Bounded: siw's accept race (see nudge() in common.c) can leave a
+# client's first message unseen, and rping has no remedy for it.
+timeout 30 rping -c -a "$RXE_ADDR" -p 7175 -C 3 -V -v >"$TEST_TMP/rping"
+status=$?
+[ "$status" -ne 124 ] ||
+	fail "rping over $RXE_DEV: no 3 pings within 30 s (siw's accept race?)"
+expect_status 0 "$status" "rping over $RXE_DEV"
 expect_done 30 "$server" "the rping server"
 [ "$(grep -c '^ping data: rdma-ping-' "$TEST_TMP/rping")" -eq 3 ] ||
 	fail "rping did not report 3 validated pings"
