@@ -24,8 +24,8 @@
 #   RXE_VM_MEM      memory of each VM (default 2G)
 #   RXE_VM_CPUS     virtual CPUs of each VM (default 2)
 #   RXE_BED_CACHE   cache directory (default ~/.cache/rdma-lab3-bed)
-#   RXE_KERNEL_PKG  kernel package to use (default: what linux-image-amd64
-#                   depends on)
+#   RXE_KERNEL_PKG  kernel package to use, or a series' meta-package such as
+#                   linux-image-6.12-amd64 (default: linux-image-amd64)
 
 BED_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 BED_CACHE=${RXE_BED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdma-lab3-bed}
@@ -52,14 +52,15 @@ bed_die() {
 	exit "$BED_EXIT_FAILURE"
 }
 
-# bed_kernel_package: print the name of the kernel package to use.
+# bed_kernel_package: print the name of the kernel package to use:
+# RXE_KERNEL_PKG, or the kernel it stands for when it names a series'
+# meta-package (linux-image-6.12-amd64); by default, the kernel
+# linux-image-amd64 stands for (nothing when apt cannot tell).
 bed_kernel_package() {
-	if [ -n "${RXE_KERNEL_PKG:-}" ]; then
-		echo "$RXE_KERNEL_PKG"
-		return
-	fi
-	apt-cache depends linux-image-amd64 2>/dev/null |
-		sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n 1
+	local kernel
+	kernel=$(apt-cache depends "${RXE_KERNEL_PKG:-linux-image-amd64}" 2>/dev/null |
+		sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n 1)
+	echo "${kernel:-${RXE_KERNEL_PKG:-}}"
 }
 
 # bed_copy_modules ROOT KVER DIR LIST MODULE...: copy each MODULE of the
