@@ -60,7 +60,15 @@ bed_kernel_package() {
 	local kernel
 	kernel=$(apt-cache depends "${RXE_KERNEL_PKG:-linux-image-amd64}" 2>/dev/null |
 		sed -n 's/^ *Depends: \(linux-image-[0-9].*\)$/\1/p' | head -n 1)
-	echo "${kernel:-${RXE_KERNEL_PKG:-}}"
+	kernel=${kernel:-${RXE_KERNEL_PKG:-}}
+	[ -z "$kernel" ] || echo "$kernel"
+}
+
+# bed_candidate PACKAGE: print the version apt would fetch of PACKAGE, or
+# nothing.
+bed_candidate() {
+	[ -n "$1" ] && apt-cache policy "$1" 2>/dev/null |
+		sed -n 's/^ *Candidate: //p' | grep -vx '(none)'
 }
 
 # bed_copy_modules ROOT KVER DIR LIST MODULE...: copy each MODULE of the
@@ -256,18 +264,16 @@ bed_prepare() {
 	flock 9
 
 	pkg=$(bed_kernel_package)
-	if [ -z "$pkg" ] && [ "$(id -u)" -eq 0 ]; then
+	version=$(bed_candidate "$pkg")
+	if [ -z "$version" ] && [ "$(id -u)" -eq 0 ]; then
 		# A fresh machine may have no package lists yet.
 		apt-get update -q >/dev/null 2>&1
 		pkg=$(bed_kernel_package)
+		version=$(bed_candidate "$pkg")
 	fi
 	[ -n "$pkg" ] || bed_die "cannot tell which kernel package linux-image-amd64 \
 needs; run 'apt-get update' or set RXE_KERNEL_PKG"
-	version=$(apt-cache policy "$pkg" 2>/dev/null |
-		sed -n 's/^ *Candidate: //p')
-	if [ -z "$version" ] || [ "$version" = "(none)" ]; then
-		bed_die "kernel package $pkg is not available from apt"
-	fi
+	[ -n "$version" ] || bed_die "kernel package $pkg is not available from apt"
 	kdir="$BED_CACHE/kernel-${pkg}_$version"
 	# A cache from before siw was in the bed has no order.siw: fetch again.
 	if [ ! -f "$kdir/modules/order" ] || [ ! -f "$kdir/modules/order.siw" ]; then

@@ -40,8 +40,8 @@ scripts/rxe-wait -t 30 listen 7175 || fail "the rping server did not listen"
 timeout 30 rping -c -a "$RXE_ADDR" -p 7175 -C 3 -V -v >"$TEST_TMP/rping"
 status=$?
 [ "$status" -ne 124 ] ||
-	fail "rping over $RXE_DEV: no 3 pings within 30 s (siw's accept race?)"
-expect_status 0 "$status" "rping over $RXE_DEV"
+	fail "rping over $RXE_DEV: no 3 pings within 30 s (siw's accept race?): $(tail -n 5 "$TEST_TMP/rping")"
+expect_status 0 "$status" "rping over $RXE_DEV ($(tail -n 5 "$TEST_TMP/rping"))"
 expect_done 30 "$server" "the rping server"
 [ "$(grep -c '^ping data: rdma-ping-' "$TEST_TMP/rping")" -eq 3 ] ||
 	fail "rping did not report 3 validated pings"
