@@ -80,11 +80,8 @@ client() {
 		pids+=($!)
 	done
 	for i in 1 2 3 4; do
-		wait_within 120 "${pids[$((i - 1))]}" "sender c$i of 4 at once"
-		[ "$WAIT_STATUS" -eq 0 ] ||
-			fail "sender c$i of 4 at once: $(cat "$TEST_TMP/c$i.err")"
-		[ "$(cat "$TEST_TMP/c$i.out")" = "secret key: $(cat "$RXE_SHARE/key.c$i")" ] ||
-			fail "c$i: wrong key: $(cat "$TEST_TMP/c$i.out")"
+		expect_key "${pids[$((i - 1))]}" "$i" "$(cat "$RXE_SHARE/key.c$i")" \
+			"sender c$i of 4 at once"
 	done
 }
 

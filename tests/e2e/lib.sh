@@ -20,6 +20,17 @@ expect_done() {
 	expect_status 0 "$WAIT_STATUS" "$3"
 }
 
+# expect_key PID N KEY WHAT: the sender PID (WHAT), run in the background
+# with its stdout and stderr in $TEST_TMP/cN.out and cN.err, ends within
+# 120 s with exit status 0, having printed "secret key: KEY" alone.
+expect_key() {
+	wait_within 120 "$1" "$4"
+	[ "$WAIT_STATUS" -eq 0 ] ||
+		fail "$4: exit status $WAIT_STATUS ($(cat "$TEST_TMP/c$2.err"))"
+	[ "$(cat "$TEST_TMP/c$2.out")" = "secret key: $3" ] ||
+		fail "$4: wrong key: $(cat "$TEST_TMP/c$2.out")"
+}
+
 # expect_sender_fails STATUS PATTERN WHAT: the sender exited with STATUS,
 # said one line on stderr matching PATTERN, and printed no key.
 expect_sender_fails() {

@@ -222,11 +222,8 @@ client() {
 		pids+=($!)
 	done
 	for i in 1 2 3 4 5 6 7 8; do
-		wait_within 120 "${pids[$((i - 1))]}" "concurrent sender $i"
-		[ "$WAIT_STATUS" -eq 0 ] ||
-			fail "concurrent sender $i: $(cat "$TEST_TMP/c$i.err")"
-		[ "$(cat "$TEST_TMP/c$i.out")" = "secret key: $(cat "$RXE_SHARE/key.conc$i")" ] ||
-			fail "concurrent sender $i: wrong key: $(cat "$TEST_TMP/c$i.out")"
+		expect_key "${pids[$((i - 1))]}" "$i" \
+			"$(cat "$RXE_SHARE/key.conc$i")" "concurrent sender $i"
 	done
 	echo "8 concurrent senders: 8 keys"
 }
