@@ -4,6 +4,18 @@
 . tests/lib.sh
 . tests/receiver-lib.sh
 
+# fail MESSAGE: tests/lib.sh's fail, followed by the end of the current
+# receiver's stderr (its -v trace where the script asked for one): what
+# the receiver saw when the expectation broke.
+fail() {
+	echo "FAILED: $*" >&2
+	if [ -s "$RX_DIR/stderr" ]; then
+		echo "-- the receiver's stderr, last 40 lines:" >&2
+		tail -n 40 "$RX_DIR/stderr" >&2
+	fi
+	exit 1
+}
+
 # run_sender [ARGS...]: run ./sender ARGS; keep its stdout, stderr and exit
 # status in SENDER_OUT, SENDER_ERR and SENDER_STATUS.
 run_sender() {
