@@ -382,6 +382,7 @@ bed_start_vm() {
 			-device virtserialport,bus=vser.0,chardev=err,name=stderr \
 			"$@" </dev/null >"$run/$name.qemu.log" 2>&1 &
 		vm=$!
+		# Bounded: $vm is timeout(1), which ends QEMU after BED_TIMEOUT s.
 		wait "$vm"
 		status=$?
 		# SIGTERM interrupts wait; wait again for the VM's real end.
