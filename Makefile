@@ -58,7 +58,10 @@ BUILD_FLAGS = $(CC) $(ALL_CFLAGS) $(LDFLAGS)
 	@echo '$(BUILD_FLAGS)' | cmp -s - $@ || echo '$(BUILD_FLAGS)' > $@
 .PHONY: FORCE
 
-%.o: %.c common.h protocol.h json.h ledger.h .build-flags
+# Every object depends on every header of the top level: few enough to
+# need no finer list.
+HEADERS := $(wildcard *.h)
+%.o: %.c $(HEADERS) .build-flags
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 sender: sender.o common.o json.o
@@ -81,19 +84,18 @@ tests/evil-receiver: tests/evil-receiver.o common.o
 # Plain builds of the pair for valgrind (tests/valgrind.test), which
 # cannot run sanitized binaries: no SANITIZE flags, whatever the rest uses.
 VALGRIND_PROGRAMS = tests/vg-sender tests/vg-receiver
-tests/vg-sender: sender.c common.c json.c common.h protocol.h json.h
+tests/vg-sender: sender.c common.c json.c $(HEADERS)
 	$(CC) -std=gnu11 $(WARNINGS) $(PKG_CFLAGS) -O1 -g -o $@ sender.c \
 		common.c json.c $(PKG_LIBS)
 
-tests/vg-receiver: receiver.c common.c json.c ledger.c common.h protocol.h \
-		json.h ledger.h
+tests/vg-receiver: receiver.c common.c json.c ledger.c $(HEADERS)
 	$(CC) -std=gnu11 $(WARNINGS) $(PKG_CFLAGS) -O1 -g -o $@ receiver.c \
 		common.c json.c ledger.c $(PKG_LIBS)
 
 # The fuzzer needs clang's libFuzzer; it always runs with ASan and UBSan.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
-tests/fuzz_%: tests/fuzz_%.c tests/fuzz.h protocol.h
+tests/fuzz_%: tests/fuzz_%.c tests/fuzz.h protocol.h rules.h
 	$(FUZZ_CC) -std=gnu11 -g -O1 $(WARNINGS) \
 		-fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined -o $@ $<

@@ -71,6 +71,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "rules.h"
 #include "ledger.h"
 
 #define DEFAULT_MAX_BYTES (64ULL << 30)	/* 64 GiB */
@@ -163,7 +164,7 @@ struct session {
 	char peer[64];
 	struct timespec start;
 
-	/* The protocol's rules and counters (protocol.h): the length, the
+	/* The protocol's rules and counters (rules.h): the length, the
 	 * chunks, how many were offered, done and stored, the verdict. */
 	struct lab3_rx rx;
 	int has_file_info;			/* FILE_INFO arrived */
@@ -267,7 +268,7 @@ static int record_session(struct session *s, int key_sent, char *err,
 /* ---- One session: the state machine ---- */
 
 /* run_session: the state machine of one session.  Its state is derived
- * from the rules (lab3_rx_step() in protocol.h); each step does its work
+ * from the rules (lab3_rx_step() in rules.h); each step does its work
  * and tells the rules, until a step must wait for the sender
  * (STEP_WAIT: the serving loop calls run_session() again when the
  * connection moves) or yields (STEP_YIELD: the loop calls it again on its

@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "rules.h"
 #include "json.h"
 
 #define WRITE_PIECE_MAX (8u << 20)	/* bytes in one RDMA WRITE, at most */
@@ -109,7 +110,7 @@ struct sender {
 
 	struct lab3_conn conn;
 
-	/* The lab's state machine and its rules (protocol.h): the state,
+	/* The lab's state machine and its rules (rules.h): the state,
 	 * the REGION being written, where the next one must start. */
 	struct lab3_tx tx;
 
@@ -229,7 +230,7 @@ out_close:
 }
 
 /* run: the state machine.  The state is the rules' (struct lab3_tx in
- * protocol.h): each step does its work, and the rules say which comes
+ * rules.h): each step does its work, and the rules say which comes
  * next, until the key has come or a step has failed. */
 static enum lab3_exit run(struct sender *s)
 {

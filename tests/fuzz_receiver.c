@@ -1,6 +1,6 @@
 /*
  * fuzz_receiver.c - a libFuzzer harness for the receiver's rules: the pure
- * state transition function in protocol.h (lab3_rx_accept and its
+ * state transition function in rules.h (lab3_rx_accept and its
  * companions) that decides which message a session may take next.
  *
  * Each input is one session.  Its first bytes choose the receiver's
@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../protocol.h"
+#include "../rules.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

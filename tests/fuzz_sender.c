@@ -1,6 +1,6 @@
 /*
  * fuzz_sender.c - a libFuzzer harness for the sender's rules: the pure
- * state transition function in protocol.h (lab3_tx_accept, lab3_tx_sent)
+ * state transition function in rules.h (lab3_tx_accept, lab3_tx_sent)
  * that decides which message the sender may take in which state, and
  * which REGIONs it may write into.
  *
@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../protocol.h"
+#include "../rules.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -23,7 +23,7 @@
 #include "../common.h"
 #include "../json.h"
 #include "../ledger.h"
-#include "../protocol.h"
+#include "../rules.h"
 
 /* Wire offsets, from the specification in protocol.h. */
 enum {
@@ -2375,7 +2375,7 @@ static void test_rx_huge(void)
 	}
 }
 
-/* test_rx: case group 9, the receiver's rules (protocol.h) on their own,
+/* test_rx: case group 9, the receiver's rules (rules.h) on their own,
  * played as receiver.c plays them: offer the REGIONs the rules allow,
  * store each chunk after its DONE, decide when all are stored. */
 static void test_rx(void)
