@@ -64,33 +64,34 @@ HEADERS := $(wildcard *.h)
 %.o: %.c $(HEADERS) .build-flags
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-sender: sender.o common.o json.o
+sender: sender.o common.o json.o args.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-receiver: receiver.o common.o json.o ledger.o
+receiver: receiver.o common.o json.o ledger.o args.o secret.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-tests/unit: tests/unit.o common.o json.o ledger.o
+tests/unit: tests/unit.o common.o json.o ledger.o args.o secret.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-tests/evil-sender: tests/evil-sender.o common.o
+tests/evil-sender: tests/evil-sender.o common.o args.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 tests/evil-sender.o tests/evil-receiver.o: tests/evil.h
 
-tests/evil-receiver: tests/evil-receiver.o common.o
+tests/evil-receiver: tests/evil-receiver.o common.o args.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # Plain builds of the pair for valgrind (tests/valgrind.test), which
 # cannot run sanitized binaries: no SANITIZE flags, whatever the rest uses.
 VALGRIND_PROGRAMS = tests/vg-sender tests/vg-receiver
-tests/vg-sender: sender.c common.c json.c $(HEADERS)
+tests/vg-sender: sender.c common.c json.c args.c $(HEADERS)
 	$(CC) -std=gnu11 $(WARNINGS) $(PKG_CFLAGS) -O1 -g -o $@ sender.c \
-		common.c json.c $(PKG_LIBS)
+		common.c json.c args.c $(PKG_LIBS)
 
-tests/vg-receiver: receiver.c common.c json.c ledger.c $(HEADERS)
+tests/vg-receiver: receiver.c common.c json.c ledger.c args.c secret.c \
+		$(HEADERS)
 	$(CC) -std=gnu11 $(WARNINGS) $(PKG_CFLAGS) -O1 -g -o $@ receiver.c \
-		common.c json.c ledger.c $(PKG_LIBS)
+		common.c json.c ledger.c args.c secret.c $(PKG_LIBS)
 
 # The fuzzer needs clang's libFuzzer; it always runs with ASan and UBSan.
 FUZZ_CC ?= clang
@@ -116,7 +117,7 @@ valgrind: deps
 
 # sparse checks the byte order of the wire format: no __be16/__be32/__be64
 # field of protocol.h is read or written without its conversion.
-SPARSE_SOURCES = sender.c receiver.c common.c json.c ledger.c
+SPARSE_SOURCES = $(wildcard *.c)
 sparse:
 	@for f in $(SPARSE_SOURCES); do \
 		sparse -Wbitwise -Wsparse-error -std=gnu11 $(PKG_CFLAGS) $$f \

@@ -1,8 +1,8 @@
 /*
  * common.h - what the sender and the receiver share: rdma_cm connection
  * setup, the verbs resources of one connection, one model of completions
- * with one blocking wait, message and RDMA WRITE helpers, command-line
- * numbers, the lab's hashes, the secret file and its keys.
+ * with one blocking wait, message and RDMA WRITE helpers, and the lab's
+ * hashes.
  *
  * Conventions: every function returns 0 or a negative errno.  On failure it
  * fills conn->err (or the ERR buffer it is given) with one line saying what
@@ -321,19 +321,7 @@ int lab3_post_write(struct lab3_conn *conn, struct ibv_mr *mr,
 		    const void *local, uint32_t len, uint64_t remote_addr,
 		    uint32_t rkey, uint64_t tag);
 
-/* ---- Command lines ---- */
-
-/* A decimal number from MIN to MAX (MIN >= 0), or -1 if ARG is not that. */
-long lab3_parse_number(const char *arg, long min, long max);
-
-/* A -t argument: 1 to 3600 seconds, or -1 if ARG is not that. */
-int lab3_parse_seconds(const char *arg);
-
-/* A byte count with an optional K, M or G suffix (powers of 1024) into
- * *OUT; -1 if ARG is not that. */
-int lab3_parse_size(const char *arg, uint64_t *out);
-
-/* ---- Hashes and the secret key ---- */
+/* ---- SHA-256 and hex ---- */
 
 /* SHA-256 of data that comes in pieces: begin, add each piece, end.
  * lab3_sha256_end() and lab3_sha256_free() release the context. */
@@ -348,40 +336,7 @@ void lab3_sha256_free(struct lab3_sha256 *h);
 /* SHA-256 of the LEN bytes at DATA into OUT; 0, or -EIO if OpenSSL fails. */
 int lab3_sha256(const void *data, size_t len, uint8_t out[LAB3_SHA256_LEN]);
 
-/* HMAC-SHA256 with KEY of the LEN bytes at DATA into OUT; 0 or -EIO. */
-int lab3_hmac_sha256(const uint8_t *key, size_t key_len,
-		     const void *data, size_t len,
-		     uint8_t out[LAB3_KEY_LEN]);
-
 /* Write LEN bytes at IN as 2*LEN lowercase hex digits and a NUL to OUT. */
 void lab3_hex(const uint8_t *in, size_t len, char *out);
-
-/* Read 2*LEN hex digits (either case) at IN into LEN bytes at OUT; 0, or
- * -1 if any of them is not a hex digit. */
-int lab3_parse_hex(const char *in, uint8_t *out, size_t len);
-
-#define LAB3_SECRET_LEN 32
-
-/* Read the secret from PATH, or create it (random, mode 0600) if it does
- * not exist. */
-int lab3_load_secret(const char *path, uint8_t secret[LAB3_SECRET_LEN],
-		     char *err, size_t err_len);
-
-/* The key a session with ID receives: HMAC-SHA256(secret, ID). */
-int lab3_key_for_id(const uint8_t secret[LAB3_SECRET_LEN], const char *id,
-		    uint8_t key[LAB3_KEY_LEN]);
-
-/* ---- Files ---- */
-
-/* Make the directory entry of PATH durable (fsync its directory). */
-int lab3_fsync_parent(const char *path, char *err, size_t err_len);
-
-/* The end of opening WHAT (e.g. "ledger") at PATH: FD is what open()
- * returned; a failure, or a file that is not a regular one, is put in
- * words in ERR and FD closed.  Returns FD with its stat in *ST, or a
- * negative errno. */
-struct stat;
-int lab3_open_checked(int fd, const char *what, const char *path,
-		      struct stat *st, char *err, size_t err_len);
 
 #endif /* LAB3_COMMON_H */

@@ -16,6 +16,7 @@
 #include "common.h"
 #include "json.h"
 #include "ledger.h"
+#include "secret.h"
 
 /* A ledger line being built; len counts even what did not fit. */
 struct json_line {

@@ -70,8 +70,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "common.h"
 #include "rules.h"
+#include "secret.h"
 #include "ledger.h"
 
 #define DEFAULT_MAX_BYTES (64ULL << 30)	/* 64 GiB */

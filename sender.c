@@ -55,6 +55,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "common.h"
 #include "rules.h"
 #include "json.h"

@@ -52,6 +52,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../args.h"
 #include "../common.h"
 #include "evil.h"
 

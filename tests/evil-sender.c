@@ -64,6 +64,7 @@
 
 #include <rdma/rdma_verbs.h>
 
+#include "../args.h"
 #include "../common.h"
 #include "evil.h"
 

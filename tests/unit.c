@@ -20,10 +20,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../args.h"
 #include "../common.h"
 #include "../json.h"
 #include "../ledger.h"
 #include "../rules.h"
+#include "../secret.h"
 
 /* Wire offsets, from the specification in protocol.h. */
 enum {
