@@ -67,7 +67,11 @@ HEADERS := $(wildcard *.h)
 sender: sender.o common.o json.o args.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-receiver: receiver.o common.o json.o ledger.o args.o secret.o
+# The receiver: one session's steps (receiver.c), the class server that
+# runs many (server.c), what a session keeps (store.c), the command line
+# (receiver_cli.c).
+RECEIVER_OBJS = receiver.o receiver_cli.o server.o store.o common.o json.o ledger.o args.o secret.o
+receiver: $(RECEIVER_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 tests/unit: tests/unit.o common.o json.o ledger.o args.o secret.o
@@ -88,10 +92,9 @@ tests/vg-sender: sender.c common.c json.c args.c $(HEADERS)
 	$(CC) -std=gnu11 $(WARNINGS) $(PKG_CFLAGS) -O1 -g -o $@ sender.c \
 		common.c json.c args.c $(PKG_LIBS)
 
-tests/vg-receiver: receiver.c common.c json.c ledger.c args.c secret.c \
-		$(HEADERS)
-	$(CC) -std=gnu11 $(WARNINGS) $(PKG_CFLAGS) -O1 -g -o $@ receiver.c \
-		common.c json.c ledger.c args.c secret.c $(PKG_LIBS)
+tests/vg-receiver: $(RECEIVER_OBJS:.o=.c) $(HEADERS)
+	$(CC) -std=gnu11 $(WARNINGS) $(PKG_CFLAGS) -O1 -g -o $@ \
+		$(RECEIVER_OBJS:.o=.c) $(PKG_LIBS)
 
 # The fuzzer needs clang's libFuzzer; it always runs with ASan and UBSan.
 FUZZ_CC ?= clang

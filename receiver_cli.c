@@ -1,0 +1,395 @@
+/*
+ * receiver_cli.c - the receiver's command line and main(): options,
+ * usage, the secret file, --key-for, --ledger-summary, fitting the windows
+ * to ulimit -l and the budget, then serving (server.c).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "args.h"
+#include "ledger.h"
+#include "secret.h"
+#include "session.h"
+
+#define DEFAULT_MAX_BYTES (64ULL << 30)	/* 64 GiB */
+#define DEFAULT_WINDOW_SIZE (16u << 20)	/* 16 MiB */
+#define DEFAULT_WINDOWS 4
+#define WINDOW_SIZE_MIN (64u << 10)
+#define DEFAULT_SECRET ".lab3-secret"	/* in $HOME */
+#define DEFAULT_MAX_SESSIONS 16		/* -c */
+
+/* ---- Command line ---- */
+
+/* The help text, one source line per output line; usage() fills in the
+ * default port, secret file and timeout. */
+static const char usage_text[] =
+"usage: receiver [-v] [-a ADDR] [-p PORT] [-o DIR] [-m MAX_BYTES] [-l LEDGER]\n"
+"                [-c SESSIONS] [-w WINDOW_SIZE] [-n WINDOWS] [-b BUDGET]\n"
+"                [-k SECRET_FILE] [-t SECONDS]\n"
+"       receiver [-k SECRET_FILE] --key-for ID\n"
+"       receiver --ledger-summary LEDGER | --version | -h | --help\n"
+"\n"
+"Serve Lab 3 senders, several at once, until SIGINT or SIGTERM.\n"
+"\n"
+"  -a ADDR, -p PORT  listen on ADDR (default: all), PORT (default %d; 0: any)\n"
+"  -o DIR          save each verified file into DIR, under its base name\n"
+"  -m MAX_BYTES    refuse larger files; K, M, G suffixes (default 64G)\n"
+"  -c SESSIONS     senders served at once, 1 to %d; more are busy (default %d)\n"
+"  -w WINDOW_SIZE, -n WINDOWS  each session's windows: 64K to 1G (default\n"
+"                  16M, less to fit ulimit -l), 2 to %d in flight (default %d)\n"
+"  -b BUDGET       window memory of all sessions together (default 2 x -n x -w)\n"
+"  -k SECRET_FILE  the secret the keys derive from (default ~/%s)\n"
+"  -t SECONDS      end a session after SECONDS of silence (default %d)\n"
+"  -l LEDGER       append one JSON line per session to LEDGER, for grading\n"
+"  -v              trace each state and each work completion on stderr\n"
+"  --key-for ID    print the key a session with ID receives\n"
+"  --ledger-summary LEDGER  print each ID's first success and attempts\n"
+
+"\n"
+"Exit status: 0 stopped by a signal, or printed; 1 usage error; 2 local\n"
+"error (secret file, -o directory, ledger); 3 cannot listen or accept.\n";
+
+/* usage: command-line help on stderr, for -h and for a bad command line;
+ * the caller picks the exit status. */
+static void usage(void)
+{
+	fprintf(stderr, usage_text, LAB3_DEFAULT_PORT, MAX_SESSIONS_MAX,
+		DEFAULT_MAX_SESSIONS, LAB3_WINDOWS_MAX,
+		DEFAULT_WINDOWS, DEFAULT_SECRET, LAB3_DEFAULT_TIMEOUT);
+}
+
+/* parse_number_option: -p, -m, -w, -n or -t (OPT_CHAR) with ARG into
+ * OPT, with its range checked; -1 after saying what is wrong. */
+static int parse_number_option(struct options *opt, int opt_char,
+			       const char *arg)
+{
+	switch (opt_char) {
+	case 'p':
+		if (lab3_parse_number(arg, 0, 65535) >= 0) {
+			opt->port = arg;
+			return 0;
+		}
+		fprintf(stderr, "receiver: -p %s: not a port number\n", arg);
+		return -1;
+	case 'm':
+		if (lab3_parse_size(arg, &opt->max_bytes) == 0)
+			return 0;
+		fprintf(stderr, "receiver: -m %s: not a byte count\n", arg);
+		return -1;
+	case 'w':
+		opt->window_size_given = 1;
+		if (lab3_parse_size(arg, &opt->window_size) == 0 &&
+		    opt->window_size >= WINDOW_SIZE_MIN &&
+		    opt->window_size <= LAB3_WINDOW_BYTES_MAX &&
+		    opt->window_size % 4096 == 0)
+			return 0;
+		fprintf(stderr, "receiver: -w %s: not a window size from 64K "
+			"to 1G, in pages\n", arg);
+		return -1;
+	case 'b':
+		opt->budget_given = 1;
+		if (lab3_parse_size(arg, &opt->budget) == 0 &&
+		    opt->budget >= WINDOW_SIZE_MIN)
+			return 0;
+		fprintf(stderr, "receiver: -b %s: not a byte count of 64K or "
+			"more\n", arg);
+		return -1;
+	case 'c':
+		opt->max_sessions = (int)lab3_parse_number(arg, 1,
+							   MAX_SESSIONS_MAX);
+		if (opt->max_sessions >= 0)
+			return 0;
+		fprintf(stderr, "receiver: -c %s: not a number of sessions "
+			"from 1 to %d\n", arg, MAX_SESSIONS_MAX);
+		return -1;
+	case 'n':
+		opt->windows = (int)lab3_parse_number(arg, 2, LAB3_WINDOWS_MAX);
+		if (opt->windows >= 0)
+			return 0;
+		fprintf(stderr, "receiver: -n %s: not a number of windows "
+			"from 2 to %d\n", arg, LAB3_WINDOWS_MAX);
+		return -1;
+	default:	/* 't' */
+		opt->timeout_s = lab3_parse_seconds(arg);
+		if (opt->timeout_s >= 0)
+			return 0;
+		fprintf(stderr, "receiver: -t %s: not a number of seconds "
+			"from 1 to 3600\n", arg);
+		return -1;
+	}
+}
+
+/* check_modes: refuse serving options next to --key-for (only -k goes
+ * with it), and any option next to --ledger-summary. */
+static int check_modes(const struct options *opt, int serving_options)
+{
+	if (opt->key_for != NULL && serving_options) {
+		fprintf(stderr, "receiver: --key-for takes no option but -k\n");
+		return -1;
+	}
+	if (opt->ledger_summary != NULL && (serving_options ||
+	    opt->key_for != NULL || opt->secret_path != NULL)) {
+		fprintf(stderr, "receiver: --ledger-summary takes no other "
+			"option\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* parse_args: the command line into OPT, then check_modes().  --help and
+ * --version answer at once. */
+static int parse_args(struct options *opt, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "key-for", required_argument, NULL, 'K' },
+		{ "ledger-summary", required_argument, NULL, 'L' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt_char, serving_options = 0;
+
+	while ((opt_char = getopt_long(argc, argv, "a:b:c:hk:l:m:n:o:p:t:vw:",
+				       longopts, NULL)) != -1) {
+		if (strchr("almnoptvw", opt_char) != NULL)
+			serving_options = 1;
+		switch (opt_char) {
+		case 'a': opt->addr = optarg; break;
+		case 'k': opt->secret_path = optarg; break;
+		case 'l': opt->ledger = optarg; break;
+		case 'o': opt->out_dir = optarg; break;
+		case 'K': opt->key_for = optarg; break;
+		case 'L': opt->ledger_summary = optarg; break;
+		case 'v': opt->verbose = 1; break;
+		case 'p': case 'm': case 'w': case 'n': case 't': case 'c':
+		case 'b':
+			if (parse_number_option(opt, opt_char, optarg) != 0)
+				return -1;
+			break;
+		case 'h':
+			usage();
+			exit(LAB3_EXIT_OK);
+		case 'V':
+			printf("receiver %s (Lab 3 protocol version %d)\n",
+			       LAB3_RELEASE, LAB3_VERSION);
+			exit(LAB3_EXIT_OK);
+		default:
+			usage();
+			return -1;
+		}
+	}
+	if (optind != argc) {
+		usage();
+		return -1;
+	}
+	return check_modes(opt, serving_options);
+}
+
+/* set_budget: the window memory all sessions share (-b): by default
+ * twice one session's (-n times -w), within `ulimit -l` if there is one;
+ * it must hold one window of -w, and a -b given must fit `ulimit -l`
+ * (less LAB3_MEMLOCK_RESERVE), or no session could register it all. */
+static int set_budget(struct options *opt)
+{
+	uint64_t one = opt->window_size * (uint64_t)opt->windows;
+	uint64_t limit;
+	int limited = lab3_memlock_limit(&limit);
+
+	if (!opt->budget_given) {
+		opt->budget = 2 * one;
+		if (limited && opt->budget + LAB3_MEMLOCK_RESERVE > limit)
+			opt->budget = one;	/* fit_memlock() made it fit */
+	}
+	if (opt->budget < opt->window_size) {
+		fprintf(stderr, "receiver: -b %llu KiB cannot hold one window "
+			"of -w %llu KiB\n",
+			(unsigned long long)opt->budget >> 10,
+			(unsigned long long)opt->window_size >> 10);
+		return -1;
+	}
+	if (limited && opt->budget + LAB3_MEMLOCK_RESERVE > limit) {
+		fprintf(stderr, "receiver: -b %llu KiB of windows needs %llu "
+			"KiB of locked memory, but `ulimit -l` allows %llu KiB; "
+			"raise it, or use a smaller -b\n",
+			(unsigned long long)opt->budget >> 10,
+			(unsigned long long)(opt->budget +
+					     LAB3_MEMLOCK_RESERVE) >> 10,
+			(unsigned long long)limit >> 10);
+		return -1;
+	}
+	return 0;
+}
+
+/* fit_memlock: the windows are registered memory, which counts against
+ * `ulimit -l` (root lifts it: lab3_memlock_limit()), less
+ * LAB3_MEMLOCK_RESERVE (common.h).
+ * Unless -w was given, shrink the windows to fit the limit; if they still
+ * cannot fit, refuse to start, saying so, rather than fail every session
+ * later. */
+static int fit_memlock(struct options *opt, int window_size_given)
+{
+	uint64_t need = opt->window_size * (uint64_t)opt->windows +
+		       LAB3_MEMLOCK_RESERVE;
+	uint64_t fit, limit;
+
+	if (!lab3_memlock_limit(&limit) || limit >= need)
+		return 0;
+	fit = limit > LAB3_MEMLOCK_RESERVE ?
+	      (limit - LAB3_MEMLOCK_RESERVE) / (uint64_t)opt->windows : 0;
+	fit &= ~(uint64_t)4095;
+	if (!window_size_given && fit >= WINDOW_SIZE_MIN) {
+		opt->window_size = fit;
+		return 0;
+	}
+	fprintf(stderr, "receiver: %d windows of %llu KiB need %llu KiB of "
+		"locked memory, but `ulimit -l` allows %llu KiB; raise it, or "
+		"use a smaller -w or -n\n", opt->windows,
+		(unsigned long long)opt->window_size >> 10,
+		(unsigned long long)need >> 10,
+		(unsigned long long)limit >> 10);
+	return -1;
+}
+
+/* key_for: print the key a session with ID receives (--key-for). */
+static int key_for(const char *id, const uint8_t *secret)
+{
+	uint8_t key[LAB3_KEY_LEN];
+	char hex[2 * LAB3_KEY_LEN + 1], why[128];
+
+	if (lab3_check_id(id, strlen(id), why, sizeof(why)) != 0) {
+		fprintf(stderr, "receiver: --key-for: %s\n", why);
+		return LAB3_EXIT_USAGE;
+	}
+	if (lab3_key_for_id(secret, id, key) != 0) {
+		fprintf(stderr, "receiver: cannot compute the key\n");
+		return LAB3_EXIT_LOCAL;
+	}
+	lab3_hex(key, LAB3_KEY_LEN, hex);
+	printf("%s\n", hex);
+	return LAB3_EXIT_OK;
+}
+
+/* load_secret: the secret the keys derive from: -k, or ~/.lab3-secret,
+ * created on first use.  Returns 0, or an exit status after saying why. */
+static int load_secret(struct options *opt, uint8_t secret[LAB3_SECRET_LEN])
+{
+	static char path[PATH_MAX];
+	char err[LAB3_ERR_LEN];
+
+	if (opt->secret_path == NULL) {
+		const char *home = getenv("HOME");
+
+		if (home == NULL) {
+			fprintf(stderr, "receiver: HOME is not set; give the "
+				"secret file with -k\n");
+			return LAB3_EXIT_USAGE;
+		}
+		snprintf(path, sizeof(path), "%s/%s", home, DEFAULT_SECRET);
+		opt->secret_path = path;
+	}
+	if (lab3_load_secret(opt->secret_path, secret, err, sizeof(err)) != 0) {
+		fprintf(stderr, "receiver: %s\n", err);
+		return LAB3_EXIT_LOCAL;
+	}
+	return 0;
+}
+
+/* ledger_summary: --ledger-summary: for each ID in the ledger at PATH, in
+ * ID order, the time of its first success (a good verdict and the key
+ * sent) or "never", and its attempts (records with that ID); then how many
+ * records there were and how many lines could not be read (a record cut
+ * short by a crash, say), which are skipped. */
+static int ledger_summary(const char *path)
+{
+	struct lab3_ledger_summary sum;
+	FILE *in = fopen(path, "re");
+	int ret;
+
+	if (in == NULL) {
+		fprintf(stderr, "receiver: --ledger-summary %s: %s\n", path,
+			strerror(errno));
+		return LAB3_EXIT_LOCAL;
+	}
+	ret = lab3_ledger_summarize(in, &sum);
+	fclose(in);
+	if (ret != 0) {
+		lab3_ledger_summary_free(&sum);
+		fprintf(stderr, "receiver: --ledger-summary %s: %s\n", path,
+			strerror(-ret));
+		return LAB3_EXIT_LOCAL;
+	}
+	printf("ID\tFIRST SUCCESS\tATTEMPTS\n");
+	for (size_t i = 0; i < sum.nids; i++) {
+		const struct lab3_ledger_id *id = &sum.ids[i];
+
+		printf("%s\t%s\t%lu\n", id->id, id->first_success[0] ?
+		       id->first_success : "never", id->attempts);
+	}
+	printf("records: %lu, without an ID: %lu, unreadable lines "
+	       "skipped: %lu\n", sum.records, sum.without_id,
+	       sum.unreadable);
+	lab3_ledger_summary_free(&sum);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "receiver: --ledger-summary: cannot write the "
+			"summary: %s\n", strerror(errno));
+		return LAB3_EXIT_LOCAL;
+	}
+	return LAB3_EXIT_OK;
+}
+
+/* main: the command line, the secret, then --key-for's one answer or
+ * serving until a stop signal; enum lab3_exit says how it ended. */
+int main(int argc, char **argv)
+{
+	struct options opt = {
+		.port = "",
+		.max_bytes = DEFAULT_MAX_BYTES,
+		.window_size = DEFAULT_WINDOW_SIZE,
+		.windows = DEFAULT_WINDOWS,
+		.max_sessions = DEFAULT_MAX_SESSIONS,
+		.timeout_s = LAB3_DEFAULT_TIMEOUT,
+	};
+	uint8_t secret[LAB3_SECRET_LEN];
+	char err[LAB3_ERR_LEN];
+	int ledger_fd = -1;
+	int status;
+
+	if (parse_args(&opt, argc, argv) != 0)
+		return LAB3_EXIT_USAGE;
+	if (opt.ledger_summary != NULL)
+		return ledger_summary(opt.ledger_summary);
+	status = load_secret(&opt, secret);
+	if (status != 0)
+		return status;
+	if (opt.key_for != NULL)
+		return key_for(opt.key_for, secret);
+
+	if (opt.out_dir != NULL && access(opt.out_dir, W_OK | X_OK) != 0) {
+		fprintf(stderr, "receiver: -o %s: %s\n", opt.out_dir,
+			strerror(errno));
+		return LAB3_EXIT_LOCAL;
+	}
+	if (opt.ledger != NULL) {
+		ledger_fd = lab3_ledger_open(opt.ledger, err, sizeof(err));
+		if (ledger_fd < 0) {
+			fprintf(stderr, "receiver: %s\n", err);
+			return LAB3_EXIT_LOCAL;
+		}
+	}
+	if (fit_memlock(&opt, opt.window_size_given) != 0 ||
+	    set_budget(&opt) != 0)
+		status = LAB3_EXIT_LOCAL;
+	else
+		status = serve(&opt, secret, ledger_fd);
+	if (ledger_fd >= 0)
+		close(ledger_fd);
+	return status;
+}
+
+

@@ -1,0 +1,670 @@
+/*
+ * server.c - the class server: one thread serves many receiver sessions
+ * (-c) with one wait on the connection manager and every session's
+ * completions; it accepts, refuses when full, runs each session's steps
+ * (receiver.c) when its connection moves, ends sessions at their limits,
+ * shares the window budget (-b), prints each summary line and stops on
+ * SIGINT or SIGTERM.
+ */
+#define _GNU_SOURCE	/* ppoll() */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "session.h"
+
+#define CLOSE_WAIT_MS 1000	/* for a failed session's ERROR to go */
+#define DISCONNECT_WAIT_MS 2000	/* for the sender's DISCONNECTED */
+#define STOPPING_REASON "the receiver is stopping"
+#define CM_EVENTS_PER_TURN 64	/* see take_cm_events() */
+
+/* Set by a SIGINT or SIGTERM (on_stop_signal()): the serving loop stops. */
+static volatile sig_atomic_t stop_requested;
+
+/* ---- Serving ---- */
+
+/* print_summary: the session's one line on stdout. */
+static void print_summary(const struct session *s)
+{
+	const char *verdict = !s->has_verdict ? "none" :
+			      s->rx.verdict == LAB3_VERDICT_GOOD ? "good" :
+			      "bad";
+	struct timespec end;
+	double seconds;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	seconds = (double)(end.tv_sec - s->start.tv_sec) +
+		  (double)(end.tv_nsec - s->start.tv_nsec) / 1e9;
+	printf("session %u from %s: id %s, %llu bytes, verdict %s",
+	       s->number, s->peer, s->id[0] ? s->id : "-",
+	       (unsigned long long)s->rx.length, verdict);
+	if (s->key_sent)
+		printf(", key sent");
+	if (s->saved_as[0])
+		printf(", saved as %s", s->saved_as);
+	printf(", %.2f s", seconds);
+	if (s->error[0])
+		printf(", failed: %s", s->error);
+	printf("\n");
+	fflush(stdout);
+}
+
+/* ---- Serving: many sessions, one thread ---- */
+
+struct server;
+static void advance(struct server *srv, struct session *s);
+static void end_early(struct session *s, const char *why);
+static void refuse(struct server *srv, struct rdma_cm_id *id, const char *why);
+static void stop_sessions(struct server *srv);
+
+/* The receiver while it serves: its listener, whose rdma_cm channel all
+ * its connections share, and the sessions in progress (-c at most). */
+struct server {
+	const struct options *opt;
+	const uint8_t *secret;
+	int ledger_fd;
+	struct lab3_listener listener;
+	struct window_budget budget;		/* -b */
+	struct session *sessions[2 * MAX_SESSIONS_MAX];	/* and closing */
+	int nsessions;
+	unsigned number;		/* sessions accepted so far */
+	int stopping;			/* a stop signal came */
+};
+
+/* finish_session: the session is over and its connection down: free
+ * what it holds, write its ledger record if it has none yet, print its
+ * summary line, and forget it. */
+static void finish_session(struct server *srv, struct session *s)
+{
+	char err[LAB3_ERR_LEN];
+	int i;
+
+	free_windows(s);
+	lab3_conn_destroy(&s->conn);
+	if (s->ledger_fd >= 0 && !s->recorded &&
+	    record_session(s, s->key_sent, err, sizeof(err)) != 0)
+		fprintf(stderr, "receiver: session %u: %s\n", s->number, err);
+	print_summary(s);
+	for (i = 0; srv->sessions[i] != s; i++)
+		;
+	srv->nsessions--;
+	memmove(&srv->sessions[i], &srv->sessions[i + 1],
+		(size_t)(srv->nsessions - i) * sizeof(srv->sessions[0]));
+	free(s);
+}
+
+/* in_progress: the sessions that count against -c: all but those that
+ * are over, closing or only settling what ended them (a sender that hung
+ * up, a connection that failed: see lab3_settling()). */
+static int in_progress(const struct server *srv)
+{
+	int n = 0;
+
+	for (int i = 0; i < srv->nsessions; i++) {
+		const struct session *s = srv->sessions[i];
+
+		n += s->life < LIFE_CLOSING && s->conn.error == 0 &&
+		     !s->conn.disconnected;
+	}
+	return n;
+}
+
+/* refuse_busy: a connection request while -c sessions are in progress:
+ * turn it away at once, saying so (LAB3_BUSY_REASON: try later). */
+static void refuse_busy(struct server *srv, struct rdma_cm_id *id)
+{
+	char why[64];
+
+	if (srv->opt->max_sessions == 1)
+		snprintf(why, sizeof(why), "%s with another session",
+			 LAB3_BUSY_REASON);
+	else
+		snprintf(why, sizeof(why), "%s with %d other sessions",
+			 LAB3_BUSY_REASON, in_progress(srv));
+	refuse(srv, id, why);
+}
+
+/* refuse: turn the connection request ID away, saying WHY. */
+static void refuse(struct server *srv, struct rdma_cm_id *id, const char *why)
+{
+	if (srv->opt->verbose)
+		fprintf(stderr, "receiver: refusing a connection: %s\n", why);
+	lab3_reject(id, why);
+	rdma_destroy_id(id);
+}
+
+/* make_room: the receiver is full and a sender asks to connect: end the
+ * session that has gone longest without sending FILE_INFO (counted from
+ * its request while its connection is still being made), if that is at
+ * least IDLE_EVICT_MS, so that idle connections cannot keep the others
+ * out.  Returns 1 if it ended one. */
+static int make_room(struct server *srv)
+{
+	long long now = lab3_now_ms();
+	struct session *idle = NULL;
+	char why[LAB3_REASON_MAX + 1];
+
+	for (int i = 0; i < srv->nsessions; i++) {
+		struct session *s = srv->sessions[i];
+
+		if ((s->life == LIFE_ACCEPTING ||
+		     (s->life == LIFE_RUNNING && s->limit == LIMIT_HANDSHAKE)) &&
+		    now - s->connected_at >= IDLE_EVICT_MS &&
+		    (idle == NULL || s->connected_at < idle->connected_at))
+			idle = s;
+	}
+	if (idle == NULL)
+		return 0;
+	snprintf(why, sizeof(why), "ended to make room for another sender: "
+		 "no FILE_INFO in %.1f s while the receiver was full (the "
+		 "idle limit)", (double)(now - idle->connected_at) / 1000);
+	end_early(idle, why);
+	advance(srv, idle);
+	return 1;
+}
+
+/* new_session: a connection request: accept it as a new session, or
+ * refuse it when -c sessions are in progress and none can make room. */
+static void new_session(struct server *srv, struct rdma_cm_id *id)
+{
+	struct session *s;
+
+	if (srv->stopping) {
+		refuse(srv, id, STOPPING_REASON);
+		return;
+	}
+	if ((in_progress(srv) >= srv->opt->max_sessions && !make_room(srv)) ||
+	    srv->nsessions == 2 * MAX_SESSIONS_MAX ||
+	    (s = calloc(1, sizeof(*s))) == NULL) {
+		refuse_busy(srv, id);
+		return;
+	}
+	*s = (struct session) {
+		.opt = srv->opt,
+		.budget = &srv->budget,
+		.secret = srv->secret,
+		.number = ++srv->number,
+		.tmp_fd = -1,
+		.ledger_fd = srv->ledger_fd,
+		.conn = {
+			.prog = "receiver",
+			.verbose = srv->opt->verbose,
+			.timeout_ms = srv->opt->timeout_s * 1000,
+			.sent = key_went_out,
+			.owner = s,
+		},
+		.life = LIFE_ACCEPTING,
+	};
+	srv->sessions[srv->nsessions++] = s;
+	clock_gettime(CLOCK_MONOTONIC, &s->start);
+	lab3_addr_name(id, 1, s->peer, sizeof(s->peer));
+	if (lab3_accept_request(&srv->listener, id, &s->conn) != 0) {
+		snprintf(s->error, sizeof(s->error), "%s", s->conn.err);
+		finish_session(srv, s);
+		return;
+	}
+	s->connected_at = lab3_now_ms();	/* until it is, the request */
+	s->deadline = s->connected_at + s->conn.timeout_ms;
+	s->wait_ms = s->conn.timeout_ms;
+}
+
+/* close_session: after the lab's steps: let the session's last message
+ * (an ERROR) go, then disconnect and wait for the sender's DISCONNECTED,
+ * each for a bounded time; then finish it.  Returns 1 while it waits. */
+static int close_session(struct server *srv, struct session *s,
+			 long long now)
+{
+	if (s->life == LIFE_CLOSING) {
+		if (lab3_try_flush(&s->conn) == -EAGAIN && now < s->deadline)
+			return 1;
+		s->life = LIFE_DISCONNECTING;
+		s->deadline = now + DISCONNECT_WAIT_MS;
+		if (!lab3_disconnect_start(&s->conn))
+			s->deadline = now;
+	}
+	if (!s->conn.disconnected && now < s->deadline)
+		return 1;
+	finish_session(srv, s);
+	return 0;
+}
+
+/* advance: move session S on as far as it goes now: from its connection
+ * to its steps, from its steps to its closing.  S may be finished (and
+ * freed) on the way. */
+static void advance(struct server *srv, struct session *s)
+{
+	long long now = lab3_now_ms();
+
+	if (s->life == LIFE_ACCEPTING) {
+		if (s->conn.error == 0 && !s->conn.disconnected &&
+		    !s->conn.connected)
+			return;
+		if (s->conn.connected && s->conn.error == 0) {
+			s->life = LIFE_RUNNING;
+			s->deadline = 0;
+			s->connected_at = now;
+			s->limit = LIMIT_HANDSHAKE;
+			s->limit_at = now + HANDSHAKE_S * 1000LL;
+			lab3_rx_begin(&s->rx, s->opt->max_bytes,
+				      s->opt->window_size,
+				      (uint32_t)s->opt->windows);
+		} else {
+			snprintf(s->error, sizeof(s->error), "%s",
+				 s->conn.error ? s->conn.err :
+				 "the peer disconnected");
+			s->life = LIFE_CLOSING;
+		}
+	}
+	if (s->life == LIFE_RUNNING) {
+		if (lab3_settling(&s->conn)) {
+			s->deadline = s->conn.settle_until;
+			return;
+		}
+		if (run_session(s) == STEP_WAIT)
+			return;
+		s->life = LIFE_CLOSING;
+		s->deadline = now + CLOSE_WAIT_MS;
+	}
+	close_session(srv, s, now);
+}
+
+/* wake: something happened on S's connection: its silence is over (its
+ * wait starts again), and it moves on.  A wait for room in the send queue
+ * starts again only when a send has completed: messages from a sender
+ * that takes none of ours do not keep its session alive. */
+static void wake(struct server *srv, struct session *s)
+{
+	if (s->deadline != 0 && s->life == LIFE_RUNNING && s->waiting &&
+	    !(s->room_wait && s->conn.credits == 0))
+		set_deadline(s);
+	advance(srv, s);
+}
+
+/* end_by_limit: S ran into its limit (end_early()). */
+static void end_by_limit(struct session *s)
+{
+	char why[LAB3_REASON_MAX + 1];
+	double seconds = (double)(lab3_now_ms() - s->connected_at) / 1000;
+
+	if (s->limit == LIMIT_HANDSHAKE)
+		snprintf(why, sizeof(why), "no FILE_INFO within %d s of "
+			 "connecting (the handshake limit)", HANDSHAKE_S);
+	else
+		snprintf(why, sizeof(why), "too slow: %llu of %llu bytes in "
+			 "%.0f s (the rate floor: 1 MiB/s after %d s)",
+			 (unsigned long long)(s->rx.stored *
+					      s->rx.window_size),
+			 (unsigned long long)s->rx.length, seconds,
+			 RATE_GRACE_S);
+	end_early(s, why);
+}
+
+/* end_early: a limit ends S before its sender is done: WHY is the
+ * connection's error, and the sender is told (ERROR, code RESOURCES: the
+ * receiver will not hold the session any longer). */
+static void end_early(struct session *s, const char *why)
+{
+	if (s->conn.error != 0)		/* it has ended already */
+		return;
+	lab3_post_error(&s->conn, LAB3_ERR_RESOURCES, why);
+	lab3_time_out(&s->conn, 0);
+	snprintf(s->conn.err, sizeof(s->conn.err), "%s", why);
+}
+
+/* room_timeout: why S ends when its send queue stayed full for its
+ * timeout (wait_for_room()). */
+static const char *room_timeout(struct session *s)
+{
+	static char why[LAB3_REASON_MAX + 1];
+
+	snprintf(why, sizeof(why), "timed out after %d s with the send queue "
+		 "full: the sender took none of our last %d messages",
+		 (s->wait_ms + 999) / 1000, LAB3_SEND_DEPTH);
+	return why;
+}
+
+/* expire: S's deadline has passed: a silent sender times out; a closing
+ * session stops waiting. */
+static void expire(struct server *srv, struct session *s)
+{
+	if (s->life == LIFE_RUNNING && s->limit != LIMIT_NONE &&
+	    lab3_now_ms() >= s->limit_at && s->conn.error == 0)
+		end_by_limit(s);
+	else if (s->life == LIFE_RUNNING && s->room_wait &&
+		 s->conn.credits == 0 && s->conn.error == 0 &&
+		 !s->conn.disconnected)
+		end_early(s, room_timeout(s));
+	else if ((s->life == LIFE_ACCEPTING ||
+		  (s->life == LIFE_RUNNING && s->waiting)) &&
+		 !lab3_settling(&s->conn))
+		lab3_time_out(&s->conn, s->wait_ms);
+	advance(srv, s);
+}
+
+/* find_session: the session whose connection is ID, or NULL. */
+static struct session *find_session(struct server *srv, struct rdma_cm_id *id)
+{
+	for (int i = 0; i < srv->nsessions; i++)
+		if (srv->sessions[i]->conn.id == id)
+			return srv->sessions[i];
+	return NULL;
+}
+
+/* take_cm_events: the events waiting on the listener's channel, up to
+ * CM_EVENTS_PER_TURN (a flood of connection requests then waits for the
+ * next turn, after the sessions): a connection request becomes a session
+ * (or is refused as busy); any other event goes to its session, which
+ * moves on at once, so that a session that has ended makes room before
+ * the next request is seen.  Returns 0, or -1 when the listener's channel
+ * failed. */
+static int take_cm_events(struct server *srv)
+{
+	struct rdma_cm_event *event;
+	int ret = 0, taken = 0;
+
+	while (taken++ < CM_EVENTS_PER_TURN &&
+	       (ret = lab3_listener_event(&srv->listener, &event)) == 0) {
+		struct rdma_cm_id *id = event->id;
+		struct session *s;
+
+		if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			rdma_ack_cm_event(event);
+			new_session(srv, id);
+			continue;
+		}
+		s = find_session(srv, id);
+		if (s != NULL)
+			lab3_conn_event(&s->conn, event);
+		rdma_ack_cm_event(event);	/* before S may destroy ID */
+		if (s != NULL) {
+			lab3_poll(&s->conn);	/* messages before hang-up */
+			wake(srv, s);
+		}
+	}
+	if (ret == 0 || ret == -EAGAIN)
+		return 0;
+	fprintf(stderr, "receiver: %s\n", srv->listener.err);
+	return -1;
+}
+
+/* wait_for_events: the one blocking wait: poll() the listener's channel
+ * and every session's completion channel, until something happens or
+ * the earliest deadline, with the stop signals let in (WAIT_MASK): the
+ * only place they are.  Then take what happened: completions, and
+ * rdma_cm events.  Returns 0, or -1 when the listener failed. */
+static int wait_for_events(struct server *srv, const sigset_t *wait_mask)
+{
+	struct pollfd fds[1 + 2 * MAX_SESSIONS_MAX];
+	struct timespec ts, *timeout = NULL;
+	long long next = -1, now = lab3_now_ms();
+	int n = srv->nsessions;
+
+	fds[0] = (struct pollfd){ .fd = srv->listener.cm_channel->fd,
+				  .events = POLLIN };
+	for (int i = 0; i < n; i++) {
+		struct session *s = srv->sessions[i];
+
+		fds[1 + i] = (struct pollfd){ .fd = lab3_conn_fd(&s->conn),
+					      .events = POLLIN };
+		if (s->deadline != 0 && (next < 0 || s->deadline < next))
+			next = s->deadline;
+		if (s->woken)
+			next = now;	/* its turn came: do not sleep */
+	}
+	if (next >= 0) {
+		next = next > now ? next - now : 0;
+		ts = (struct timespec){ .tv_sec = next / 1000,
+					.tv_nsec = next % 1000 * 1000000 };
+		timeout = &ts;
+	}
+	if (ppoll(fds, (nfds_t)(1 + n), timeout, wait_mask) < 0) {
+		if (errno == EINTR)
+			return 0;	/* serve_loop() sees stop_requested */
+		fprintf(stderr, "receiver: poll: %s\n", strerror(errno));
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		if (fds[1 + i].revents & POLLIN) {
+			lab3_conn_ready(&srv->sessions[i]->conn);
+			srv->sessions[i]->woken = 1;
+		}
+	if ((fds[0].revents & POLLIN) && take_cm_events(srv) != 0)
+		return -1;
+	return 0;
+}
+
+/* take_pending_stop: a stop signal that is pending is taken here, on
+ * every turn.  The stop signals are let in only while ppoll() sleeps, and
+ * it does not sleep, nor let a pending one in, while some descriptor is
+ * always ready (a flood of connection requests, say). */
+static void take_pending_stop(void)
+{
+	static const struct timespec now = { 0, 0 };
+	sigset_t stop_signals;
+
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	if (sigtimedwait(&stop_signals, NULL, &now) > 0)
+		stop_requested = 1;
+}
+
+/* serve_loop: serve until a stop signal or a failed listener: wait for
+ * events, then move on every session that they woke or whose deadline
+ * has passed.  No step blocks, so every turn comes back here, where a
+ * stop signal is seen: the sessions in progress are ended
+ * (stop_sessions()) and the loop goes on until they have closed, a few
+ * seconds at most; a second signal ends them at once.  Returns the exit
+ * status. */
+static int serve_loop(struct server *srv, const sigset_t *wait_mask)
+{
+	int status = LAB3_EXIT_OK;
+
+	for (;;) {
+		struct session *now_serving[2 * MAX_SESSIONS_MAX];
+		int n;
+
+		take_pending_stop();
+		if (stop_requested) {
+			stop_requested = 0;	/* to see a second one */
+			if (srv->stopping)
+				break;
+			stop_sessions(srv);
+		}
+		if (srv->stopping && srv->nsessions == 0)
+			break;
+		if (wait_for_events(srv, wait_mask) != 0) {
+			status = LAB3_EXIT_CONNECTION;
+			break;
+		}
+		/* A copy: advance() may finish (and free) its session. */
+		n = srv->nsessions;
+		memcpy(now_serving, srv->sessions, (size_t)n * sizeof(*now_serving));
+		for (int i = 0; i < n; i++) {
+			struct session *s = now_serving[i];
+
+			if (s->woken) {
+				s->woken = 0;
+				wake(srv, s);
+			} else if (s->deadline != 0 &&
+				   lab3_now_ms() >= s->deadline) {
+				expire(srv, s);
+			}
+		}
+	}
+	while (srv->nsessions > 0)
+		finish_session(srv, srv->sessions[0]);
+	return status;
+}
+
+/* stop_sessions: a stop signal came: refuse new senders from now on, and
+ * end every session in progress as a failed one ends: its sender is told
+ * (ERROR, code RESOURCES), then all disconnect at once, each waiting a
+ * bounded time (close_session()). */
+static void stop_sessions(struct server *srv)
+{
+	long long now = lab3_now_ms();
+
+	srv->stopping = 1;
+	for (int i = 0; i < srv->nsessions; i++) {
+		struct session *s = srv->sessions[i];
+
+		if (s->life >= LIFE_CLOSING)
+			continue;
+		if (s->error[0] == '\0')
+			snprintf(s->error, sizeof(s->error),
+				 "interrupted by a signal");
+		if (s->life == LIFE_RUNNING)
+			lab3_post_error(&s->conn, LAB3_ERR_RESOURCES,
+					STOPPING_REASON);
+		s->life = LIFE_CLOSING;
+		s->deadline = now + CLOSE_WAIT_MS;
+		s->woken = 1;
+	}
+}
+
+/* ---- The window budget (-b) ---- */
+
+/* take_budget: BYTES of the window budget for S, if they are free and
+ * no session waits before it.  Returns 1 when S has them. */
+int take_budget(struct session *s, uint64_t bytes)
+{
+	struct window_budget *b = s->budget;
+
+	if ((b->nqueue > 0 && b->queue[0] != s) || b->used + bytes > b->bytes)
+		return 0;
+	b->used += bytes;
+	leave_queue(s);
+	return 1;
+}
+
+/* wait_for_budget: S waits, in the queue, for window memory: it is not
+ * waiting for its sender, so only its limit can end the wait.  Returns
+ * STEP_WAIT. */
+int wait_for_budget(struct session *s)
+{
+	join_queue(s);
+	s->waiting = 1;
+	s->room_wait = 0;
+	s->deadline = s->limit != LIMIT_NONE ? s->limit_at : 0;
+	return STEP_WAIT;
+}
+
+/* give_back: W's chunk is stored (or its session over): let go of its
+ * pages and return its bytes to the budget; the session first in the
+ * queue gets its turn. */
+void give_back(struct session *s, struct window *w)
+{
+	struct window_budget *b = s->budget;
+
+	if (!w->held)
+		return;
+	w->held = 0;
+	b->used -= window_bytes(s);
+	if (w->buf != NULL)
+		madvise(w->buf, window_bytes(s), MADV_DONTNEED);
+	if (b->nqueue > 0)
+		b->queue[0]->woken = 1;
+}
+
+/* join_queue: S waits for window memory, after those already waiting. */
+void join_queue(struct session *s)
+{
+	struct window_budget *b = s->budget;
+	int i;
+
+	for (i = 0; i < b->nqueue && b->queue[i] != s; i++)
+		;
+	if (i == b->nqueue)
+		b->queue[b->nqueue++] = s;
+}
+
+/* leave_queue: S no longer waits for window memory. */
+void leave_queue(struct session *s)
+{
+	struct window_budget *b = s->budget;
+
+	for (int i = 0; i < b->nqueue; i++)
+		if (b->queue[i] == s) {
+			b->nqueue--;
+			memmove(&b->queue[i], &b->queue[i + 1],
+				(size_t)(b->nqueue - i) * sizeof(b->queue[0]));
+			if (i == 0 && b->nqueue > 0)
+				b->queue[0]->woken = 1;
+			return;
+		}
+}
+
+/* ---- Stop signals, and serving until one comes ---- */
+
+/* on_stop_signal: the SIGINT and SIGTERM handler: ask the serving loop to
+ * stop; the wait it interrupts returns -EINTR. */
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+/* install_stop_handlers: SIGINT and SIGTERM end the serving loop.  They
+ * stay blocked except while the receiver waits (see struct lab3_listener),
+ * so that one arriving between two waits is not lost: the next wait
+ * returns at once.  ORIG receives the mask to wait with. */
+static void install_stop_handlers(sigset_t *orig)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+	sigset_t stop_signals;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop_signals, orig);
+	sigdelset(orig, SIGINT);
+	sigdelset(orig, SIGTERM);
+}
+
+/* serve: listen, then serve one session after another until a stop
+ * signal; the exit status. */
+int serve(struct options *opt, const uint8_t *secret, int ledger_fd)
+{
+	struct server srv = {
+		.opt = opt,
+		.secret = secret,
+		.ledger_fd = ledger_fd,
+		.budget = { .bytes = opt->budget },
+	};
+	struct lab3_listener *listener = &srv.listener;
+	char port[8], where[64];
+	sigset_t wait_mask;
+	uint16_t bound_port;
+	int status;
+
+	if (opt->port[0] == '\0') {
+		snprintf(port, sizeof(port), "%d", LAB3_DEFAULT_PORT);
+		opt->port = port;
+	}
+	install_stop_handlers(&wait_mask);
+	listener->wait_sigmask = &wait_mask;
+	if (lab3_listen(listener, opt->addr, opt->port, &bound_port) != 0) {
+		fprintf(stderr, "receiver: listen on %s:%s: %s\n",
+			opt->addr ? opt->addr : "*", opt->port, listener->err);
+		lab3_listener_destroy(listener);
+		return LAB3_EXIT_CONNECTION;
+	}
+	printf("listening on %s\n",
+	       lab3_addr_name(listener->id, 0, where, sizeof(where)));
+	fflush(stdout);
+	status = serve_loop(&srv, &wait_mask);
+	lab3_listener_destroy(listener);
+	return status;
+}

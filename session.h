@@ -1,0 +1,174 @@
+/*
+ * session.h - one receiver session, shared by its parts: the steps of the
+ * lab (receiver.c), the file and ledger record it keeps (store.c), the
+ * class server that runs it (server.c) and the command line
+ * (receiver_cli.c).
+ */
+#ifndef LAB3_SESSION_H
+#define LAB3_SESSION_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "common.h"
+#include "rules.h"
+
+#define MAX_SESSIONS_MAX 64	/* -c at most */
+
+/* The limits that keep one sender from holding a session (and so a place
+ * of -c) for long without doing its part.  No honest sender on any RDMA
+ * link comes near them; each names itself when it ends a session. */
+#define HANDSHAKE_S 10		/* FILE_INFO within this of connecting */
+#define RATE_FLOOR (1u << 20)	/* bytes a second the file must average, */
+#define RATE_GRACE_S 30		/* counted from FILE_INFO, after this */
+#define IDLE_EVICT_MS 1000	/* a full receiver ends a session that has
+				 * sent no FILE_INFO for this long, to take
+				 * a new sender */
+
+/* The receiver's settings, from the command line. */
+struct options {
+	const char *addr;
+	const char *port;
+	const char *out_dir;
+	uint64_t max_bytes;
+	uint64_t window_size;
+	int window_size_given;
+	int windows;
+	const char *secret_path;
+	const char *key_for;
+	const char *ledger;		/* -l */
+	const char *ledger_summary;	/* --ledger-summary */
+	int timeout_s;
+	int max_sessions;		/* -c */
+	uint64_t budget;		/* -b: window memory, all sessions */
+	int budget_given;
+	int verbose;
+};
+
+/* One window: registered memory that one chunk of the file is written
+ * into, then hashed and stored from. */
+struct window {
+	uint8_t *buf;
+	struct ibv_mr *mr;		/* NULL: the sender may not write */
+	uint64_t offset;		/* file offset of its current chunk */
+	uint64_t length;		/* and that chunk's length */
+	uint64_t stored;		/* bytes of it hashed and stored */
+	int held;			/* it holds its bytes of the budget */
+};
+
+/* The budget of window memory that all sessions share (-b): a window
+ * holds its bytes of it while a chunk is in it, and sessions that find
+ * it spent wait their turn, first come first served. */
+struct window_budget {
+	uint64_t bytes;			/* -b */
+	uint64_t used;
+	struct session *queue[2 * MAX_SESSIONS_MAX];	/* waiting, oldest 1st */
+	int nqueue;
+};
+
+/* A session's life around the lab's steps, in the serving loop. */
+enum session_life {
+	LIFE_ACCEPTING,		/* accepted, waiting for ESTABLISHED */
+	LIFE_RUNNING,		/* the lab's steps (run_session()) */
+	LIFE_CLOSING,		/* its last message (an ERROR) going out */
+	LIFE_DISCONNECTING,	/* waiting for the DISCONNECTED */
+};
+
+/* The limit a session is under besides the silence of -t. */
+enum session_limit {
+	LIMIT_NONE,
+	LIMIT_HANDSHAKE,	/* FILE_INFO within HANDSHAKE_S */
+	LIMIT_RATE,		/* the file within its RATE_FLOOR time */
+};
+
+/* One session: one sender, from connection to disconnection. */
+struct session {
+	const struct options *opt;
+	struct window_budget *budget;		/* the receiver's */
+	const uint8_t *secret;
+	struct lab3_conn conn;
+	unsigned number;
+	char peer[64];
+	struct timespec start;
+
+	/* The protocol's rules and counters (rules.h): the length, the
+	 * chunks, how many were offered, done and stored, the verdict. */
+	struct lab3_rx rx;
+	int has_file_info;			/* FILE_INFO arrived */
+	uint8_t sha256[LAB3_SHA256_LEN];	/* from FILE_INFO */
+	char name[LAB3_NAME_MAX + 1];
+
+	/* Chunk k (file offset k * window size) goes through window
+	 * k % rx.nwindows. */
+	struct window windows[LAB3_WINDOWS_MAX];
+	struct lab3_sha256 hash;		/* of the chunks stored */
+	int tmp_fd;				/* -o: the file being built */
+	char tmp_path[PATH_MAX];
+
+	int has_verdict;
+	char id[LAB3_ID_MAX + 1];
+	int key_sent;
+	char saved_as[3 * LAB3_ID_MAX + LAB3_NAME_MAX + 2];	/* ID/NAME */
+	char error[LAB3_ERR_LEN];		/* why the session failed */
+
+	int ledger_fd;				/* -l, or -1 */
+	int recorded;				/* its record was written */
+
+	/* Where the serving loop has it (see serve_loop()). */
+	enum session_life life;
+	long long deadline;		/* ms: its wait runs out; 0: none */
+	int wait_ms;			/* that wait's silence, in ms */
+	int waiting;			/* its step said STEP_WAIT */
+	int room_wait;			/* ... for room in the send queue */
+	long long connected_at;		/* ms: the connection was made (or
+					 * requested, while LIFE_ACCEPTING) */
+	long long limit_at;		/* ms: its limit runs out; 0: none */
+	enum session_limit limit;	/* which limit that is */
+	int woken;			/* its connection moved */
+	int key_posted;			/* step 6's KEY is on its way */
+	int key_completed;		/* and its SEND has completed */
+	int early;			/* messages in before the VERDICT */
+};
+
+/* What a step returns: 0 when it is done, or one of these.  A step never
+ * waits for its sender: when it must, it says so, and the serving loop
+ * runs it again once the connection moves (or its time is up).  Nor
+ * does it work long: a step with more to do than one REGION or one
+ * STORE_SLICE yields, and the loop runs it again on its next turn, after
+ * the other sessions have had theirs. */
+enum {
+	STEP_FAILED = -1,	/* the session has failed: s->error says why */
+	STEP_WAIT = 1,		/* waiting for the sender */
+	STEP_OVER = 2,		/* the sender hung up after the end */
+	STEP_YIELD = 3,		/* more to do, on the loop's next turn */
+};
+
+/* ---- The calls between the receiver's files ---- */
+
+/* receiver.c: the lab's steps of one session. */
+int run_session(struct session *s);		/* the next steps */
+void key_went_out(void *owner, uint64_t tag);	/* step 6's SEND done */
+int give_up(struct session *s, enum lab3_error_code code, const char *fmt,
+	    ...) __attribute__((format(printf, 3, 4)));
+void set_deadline(struct session *s);
+uint64_t window_bytes(const struct session *s);
+void free_windows(struct session *s);
+
+/* store.c: the file it saves (-o) and its ledger record (-l). */
+int write_all(int fd, const uint8_t *buf, uint64_t len);
+int open_tmp_file(struct session *s);
+int sync_file(struct session *s);
+int keep_file(struct session *s);
+int record_session(struct session *s, int key_sent, char *err,
+		   size_t err_len);
+
+/* server.c: the window budget the sessions share, and serving. */
+int take_budget(struct session *s, uint64_t bytes);
+int wait_for_budget(struct session *s);
+void give_back(struct session *s, struct window *w);
+void join_queue(struct session *s);
+void leave_queue(struct session *s);
+int serve(struct options *opt, const uint8_t *secret, int ledger_fd);
+
+#endif /* LAB3_SESSION_H */

@@ -1,0 +1,174 @@
+/*
+ * store.c - what a receiver session keeps: the file it saves with -o
+ * (built under a temporary name, synced, then linked as DIR/ID/NAME) and
+ * its record in the grading ledger (-l).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ledger.h"
+#include "secret.h"
+#include "session.h"
+
+/* write_all: write LEN bytes at BUF to FD, or return -1. */
+int write_all(int fd, const uint8_t *buf, uint64_t len)
+{
+	while (len > 0) {
+		size_t piece = len > (1u << 30) ? (1u << 30) : (size_t)len;
+		ssize_t n = write(fd, buf, piece);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0)
+			errno = EIO;	/* a short write without a reason */
+		if (n <= 0)
+			return -1;
+		buf += n;
+		len -= (uint64_t)n;
+	}
+	return 0;
+}
+
+/* open_tmp_file: with -o, create the hidden temporary file the chunks are
+ * appended to; it gets its final name only after a good verdict. */
+int open_tmp_file(struct session *s)
+{
+	const char *dir = s->opt->out_dir;
+
+	if (snprintf(s->tmp_path, sizeof(s->tmp_path),
+		     "%s/.lab3-partial-XXXXXX", dir) >=
+	    (int)sizeof(s->tmp_path)) {
+		give_up(s, LAB3_ERR_INTERNAL, "%.120s: path too long", dir);
+		return -1;
+	}
+	s->tmp_fd = mkstemp(s->tmp_path);
+	if (s->tmp_fd < 0) {
+		give_up(s, LAB3_ERR_INTERNAL, "cannot save into %.120s: %s",
+			dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* sync_file: before the verdict, make sure every byte of the verified
+ * temporary file is on disk, so that a failing disk is an ERROR instead of
+ * a good verdict. */
+int sync_file(struct session *s)
+{
+	if (fchmod(s->tmp_fd, 0644) == 0 && fsync(s->tmp_fd) == 0)
+		return 0;
+	snprintf(s->error, sizeof(s->error), "cannot save %.120s: %s",
+		 s->tmp_path, strerror(errno));
+	return -1;
+}
+
+/* id_dir_name: the directory of DIR that the files of the student ID go
+ * into: ID itself, but for any byte other than a letter, a digit, '-',
+ * '_' or a '.' that does not begin it, written as %XX (so "a/b" is
+ * "a%2Fb" and ".." is "%2E."): never a path, never hidden, and two IDs
+ * never share one. */
+static void id_dir_name(const char *id, char out[3 * LAB3_ID_MAX + 1])
+{
+	for (size_t i = 0; id[i] != '\0'; i++) {
+		unsigned char c = (unsigned char)id[i];
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+		    (c == '.' && i > 0))
+			*out++ = (char)c;
+		else
+			out += sprintf(out, "%%%02X", c);
+	}
+	*out = '\0';
+}
+
+/* keep_file: once the session has completed (its key sent), give the
+ * verified, synced temporary file its final name, ID/NAME in the -o
+ * directory: one directory per student (id_dir_name()), so that two
+ * students' files of the same name never meet; NAME is the sender's base
+ * name, or sha256-HASHPREFIX without one.  Rename it there and fsync the
+ * directories.  A session that fails at any step keeps nothing. */
+int keep_file(struct session *s)
+{
+	char final[PATH_MAX], id_dir[3 * LAB3_ID_MAX + 1];
+	char hex[2 * LAB3_SHA256_LEN + 1];
+	int fd = s->tmp_fd, err;
+
+	s->tmp_fd = -1;
+	id_dir_name(s->id, id_dir);
+	lab3_hex(s->sha256, LAB3_SHA256_LEN, hex);
+	snprintf(s->saved_as, sizeof(s->saved_as), s->name[0] ? "%s/%s" :
+		 "%s/sha256-%.16s", id_dir, s->name[0] ? s->name : hex);
+	if (snprintf(final, sizeof(final), "%s/%s", s->opt->out_dir,
+		     s->saved_as) >= (int)sizeof(final)) {
+		err = ENAMETOOLONG;
+		goto out_close;
+	}
+	if (close(fd) != 0) {
+		err = errno;
+		goto out_unlink;
+	}
+	/* The student's directory, made durable before the file goes in. */
+	*strrchr(final, '/') = '\0';
+	if (mkdir(final, 0755) != 0 && errno != EEXIST) {
+		err = errno;
+		goto out_unlink;
+	}
+	lab3_fsync_parent(final, NULL, 0);
+	final[strlen(final)] = '/';
+	if (rename(s->tmp_path, final) != 0) {
+		err = errno;
+		goto out_unlink;
+	}
+	lab3_fsync_parent(final, NULL, 0);
+	return 0;
+
+out_close:
+	close(fd);
+out_unlink:
+	unlink(s->tmp_path);
+	snprintf(s->error, sizeof(s->error), "cannot save %.120s: %s",
+		 s->saved_as, strerror(err));
+	s->saved_as[0] = '\0';
+	return -1;
+}
+
+/* ---- The grading ledger (-l) ---- */
+
+/* record_session: append the session's record to the ledger, KEY_SENT
+ * saying whether its key is released.  A session has one record: written
+ * just before its key goes out, or else when it ends.  Returns 0, or -1
+ * with ERR saying why. */
+int record_session(struct session *s, int key_sent, char *err,
+		   size_t err_len)
+{
+	struct lab3_ledger_record rec = {
+		.time = time(NULL),
+		.peer = s->peer,
+		.id = s->id,
+		.has_file_info = s->has_file_info,
+		.file = s->name,
+		.bytes = s->rx.length,
+		.sha256 = s->sha256,
+		.verdict = s->has_verdict ? s->rx.verdict : -1,
+		.key_sent = key_sent,
+		.error = s->error,
+	};
+	int ret;
+
+	s->recorded = 1;
+	ret = lab3_ledger_append(s->ledger_fd, &rec);
+	if (ret != 0) {
+		snprintf(err, err_len, "cannot write ledger %.120s: %s",
+			 s->opt->ledger, strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
