@@ -39,6 +39,7 @@
 #include <openssl/evp.h>
 
 #include "common.h"
+#include "listener.h"
 
 #define RESOLVE_TIMEOUT_MS 5000	/* rdma_resolve_addr / _route budget */
 #define DISCONNECT_WAIT_MS 2000	/* how long to wait for DISCONNECTED */

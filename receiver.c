@@ -66,6 +66,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "listener.h"
 #include "rules.h"
 #include "secret.h"
 #include "session.h"

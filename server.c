@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "listener.h"
 #include "session.h"
 
 #define CLOSE_WAIT_MS 1000	/* for a failed session's ERROR to go */

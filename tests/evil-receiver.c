@@ -54,6 +54,7 @@
 
 #include "../args.h"
 #include "../common.h"
+#include "../listener.h"
 #include "evil.h"
 
 #define EVIL_MAX_BYTES (64u << 20)	/* the largest file it takes */
