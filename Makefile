@@ -70,7 +70,8 @@ sender: sender.o common.o json.o args.o
 # The receiver: one session's steps (receiver.c), the class server that
 # runs many (server.c), what a session keeps (store.c), the command line
 # (receiver_cli.c).
-RECEIVER_OBJS = receiver.o receiver_cli.o server.o store.o common.o json.o ledger.o args.o secret.o
+RECEIVER_OBJS = receiver.o receiver_cli.o server.o store.o common.o listener.o \
+	json.o ledger.o args.o secret.o
 receiver: $(RECEIVER_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
@@ -82,7 +83,7 @@ tests/evil-sender: tests/evil-sender.o common.o args.o
 
 tests/evil-sender.o tests/evil-receiver.o: tests/evil.h
 
-tests/evil-receiver: tests/evil-receiver.o common.o args.o
+tests/evil-receiver: tests/evil-receiver.o common.o listener.o args.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # Plain builds of the pair for valgrind (tests/valgrind.test), which

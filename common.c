@@ -12,7 +12,8 @@
  *     connection's error), and lab3_wait() is the one blocking wait, on
  *     the completion channel and the rdma_cm channel together;
  *   - connection setup: the verbs resources of one connection, the
- *     client's resolve/connect, the server's bind/listen/accept;
+ *     client's resolve/connect (the server's bind/listen/accept are in
+ *     listener.c);
  *   - teardown;
  *   - messages: receive one, post one, send one and wait, send ERROR;
  *   - memory registration and RDMA WRITE;
@@ -39,6 +40,7 @@
 #include <openssl/evp.h>
 
 #include "common.h"
+#include "conn_internal.h"
 #include "listener.h"
 
 #define RESOLVE_TIMEOUT_MS 5000	/* rdma_resolve_addr / _route budget */
@@ -54,7 +56,6 @@
 /* Used before they are defined, with the helpers they belong with. */
 static int wait_until(struct lab3_conn *conn, long long deadline);
 static int post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr);
-static int move_server_qp(struct lab3_conn *conn, enum ibv_qp_state state);
 
 /* ---- Small utilities ---- */
 
@@ -191,6 +192,12 @@ static int cm_event_error(struct lab3_conn *conn,
 		return conn_error(conn, -ECONNABORTED, "connection lost: %s",
 				  rdma_event_str(event->event));
 	}
+}
+
+/* lab3_reject: see listener.h (here for refuse_busy()). */
+void lab3_reject(struct rdma_cm_id *id, const char *reason)
+{
+	rdma_reject(id, reason, (uint8_t)(strlen(reason) + 1));
 }
 
 /* refuse_busy: turn away a connection request that arrives while a
@@ -450,8 +457,8 @@ int lab3_poll(struct lab3_conn *conn)
  * signal mask SIGMASK while blocked, if it is not NULL.  A program that
  * blocks its stop signals elsewhere and passes a mask that unblocks them
  * cannot lose a signal that arrives just before the wait. */
-static int wait_fds(struct pollfd *fds, nfds_t nfds, long long timeout_ms,
-		    const sigset_t *sigmask)
+int wait_fds(struct pollfd *fds, nfds_t nfds, long long timeout_ms,
+	     const sigset_t *sigmask)
 {
 	struct timespec ts = {
 		.tv_sec = timeout_ms / 1000,
@@ -648,8 +655,8 @@ int lab3_wait(struct lab3_conn *conn, int wait_ms)
 /* wait_cm_event: wait for event WANTED on our cm_id, each step of setup
  * within the connection's timeout.  (rdma_cm's events are read only here
  * and in lab3_wait(), so none can have been missed before.) */
-static int wait_cm_event(struct lab3_conn *conn,
-			 enum rdma_cm_event_type wanted)
+int wait_cm_event(struct lab3_conn *conn,
+		  enum rdma_cm_event_type wanted)
 {
 	conn->cm_event = NO_CM_EVENT;
 	while (conn->cm_event != wanted) {
@@ -667,8 +674,8 @@ static int wait_cm_event(struct lab3_conn *conn,
  * just failed, and return the negative errno.  The verbs calls that return
  * NULL do not all promise to set errno, so callers clear it before the call
  * and FALLBACK stands in if it is still 0. */
-static int report_errno(struct lab3_conn *conn, const char *call,
-			int fallback)
+int report_errno(struct lab3_conn *conn, const char *call,
+		 int fallback)
 {
 	int err = errno != 0 ? errno : fallback;
 
@@ -759,7 +766,7 @@ static int query_max_msg_size(struct lab3_conn *conn)
  * receive buffers, then LAB3_SEND_DEPTH send buffers) and post every
  * receive buffer, so that the peer may send as soon as the connection is
  * up. */
-static int setup_msgs(struct lab3_conn *conn)
+int setup_msgs(struct lab3_conn *conn)
 {
 	int ret;
 
@@ -786,10 +793,11 @@ static int setup_msgs(struct lab3_conn *conn)
 
 /* build_resources: create, on the device the cm_id resolved to, the
  * protection domain, completion channel, completion queue and queue pair
- * (on the cm_id if QP_ON_ID) of one connection, register its message
- * buffers and post its receives.  Stores each as it is made, so
- * lab3_conn_destroy() can undo a partial build. */
-static int build_resources(struct lab3_conn *conn, int qp_on_id)
+ * (on the cm_id if QP_ON_ID) of one connection.  Stores each as it is
+ * made, so lab3_conn_destroy() can undo a partial build.  setup_msgs()
+ * comes next, once the queue pair is in INIT (where rdma_create_qp()
+ * leaves one on the cm_id; the server moves its own there). */
+int build_resources(struct lab3_conn *conn, int qp_on_id)
 {
 	int ret;
 
@@ -806,29 +814,12 @@ static int build_resources(struct lab3_conn *conn, int qp_on_id)
 	ret = query_max_msg_size(conn);
 	if (ret != 0)
 		return ret;
-	/* Receives may be posted from INIT on, where rdma_create_qp() leaves
-	 * a queue pair on the cm_id. */
-	if (!qp_on_id) {
-		ret = move_server_qp(conn, IBV_QPS_INIT);
-		if (ret != 0)
-			return ret;
-	}
-	return setup_msgs(conn);
+	return 0;
 }
-
-/* How often a SEND that finds no receive posted at the peer is tried
- * again ("receiver not ready"), each after the peer's RNR timer (at most
- * 655 ms): about 4.6 s in all.  7 would mean forever. */
-#define RNR_RETRY 6
-
-/* The longest wait for the peer's acknowledgement before a packet is
- * sent again, at most retry_count (7) times: 4.096 us x 2^20, about
- * 4.3 s, some 30 s in all; the usual value over RoCE is 17 (0.5 s). */
-#define ACK_TIMEOUT_MAX 20
 
 /* conn_params: the parameters of rdma_connect() and rdma_accept().  The
  * retry counts are what we ask of the peer's queue pair. */
-static struct rdma_conn_param conn_params(void)
+struct rdma_conn_param conn_params(void)
 {
 	struct rdma_conn_param param = {
 		.responder_resources = 0,	/* we never RDMA READ */
@@ -872,9 +863,9 @@ static int resolve_error(struct lab3_conn *conn, const char *call,
 /* get_addrinfo: rdma_getaddrinfo() for HOST (a name, an IPv4 or an IPv6
  * address, with or without the brackets of "[::1]"), with its failure
  * put in words. */
-static int get_addrinfo(const char *host, const char *port,
-			const struct rdma_addrinfo *hints,
-			struct rdma_addrinfo **res, char *err, size_t err_len)
+int get_addrinfo(const char *host, const char *port,
+		 const struct rdma_addrinfo *hints,
+		 struct rdma_addrinfo **res, char *err, size_t err_len)
 {
 	char unbracketed[INET6_ADDRSTRLEN + 16];
 	size_t len = host != NULL ? strlen(host) : 0;
@@ -929,9 +920,9 @@ static int resolve_addr_and_route(struct lab3_conn *conn, const char *host,
 /* open_cm_id: open an rdma_cm event channel (non-blocking, so that a read
  * after poll() never blocks) into *CHANNEL and a TCP-like cm_id on it into
  * *ID, with CONTEXT.  The caller destroys both, also after a failure. */
-static int open_cm_id(struct rdma_event_channel **channel,
-		      struct rdma_cm_id **id, void *context, char *err,
-		      size_t err_len)
+int open_cm_id(struct rdma_event_channel **channel,
+	       struct rdma_cm_id **id, void *context, char *err,
+	       size_t err_len)
 {
 	int ret;
 
@@ -968,6 +959,8 @@ int lab3_connect(struct lab3_conn *conn, const char *host, const char *port)
 		return ret;
 
 	ret = build_resources(conn, 1);
+	if (ret == 0)
+		ret = setup_msgs(conn);
 	if (ret != 0)
 		return ret;
 	/* iWARP opens its TCP connection inside rdma_connect(): a port no
@@ -984,265 +977,6 @@ int lab3_connect(struct lab3_conn *conn, const char *host, const char *port)
 		conn->nudge_at = now_ms() + NUDGE_MS;
 	}
 	return ret;
-}
-
-/* ---- Server side ---- */
-
-/* bind_to: look ADDR:PORT up (in address FAMILY, or any) and bind ID
- * there.  An IPv6 wildcard is made IPv6-only explicitly, whatever
- * net.ipv6.bindv6only says: IPv4 has a listener of its own (see
- * bind_listener()). */
-static int bind_to(struct lab3_listener *listener, struct rdma_cm_id *id,
-		   const char *addr, const char *port, int family)
-{
-	struct rdma_addrinfo hints = {
-		.ai_flags = RAI_PASSIVE,
-		.ai_family = family,
-		.ai_port_space = RDMA_PS_TCP,
-	};
-	struct rdma_addrinfo *res;
-	int afonly = 1;
-	int ret;
-
-	ret = get_addrinfo(addr, port, &hints, &res, listener->err,
-			   sizeof(listener->err));
-	if (ret != 0)
-		return ret;
-	ret = 0;
-	if (addr == NULL && family == AF_INET6)
-		ret = rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY,
-				      &afonly, sizeof(afonly));
-	if (ret == 0)
-		ret = rdma_bind_addr(id, res->ai_src_addr);
-	rdma_freeaddrinfo(res);
-	if (ret != 0) {
-		ret = -errno;
-		snprintf(listener->err, sizeof(listener->err), "%s%s",
-			 errno == EADDRNOTAVAIL || errno == ENODEV ?
-			 "no RDMA device has that address: " :
-			 "rdma_bind_addr: ", strerror(errno));
-		return ret;
-	}
-	return 0;
-}
-
-/* bind_listener: bind to ADDR, or with no ADDR to every address: the IPv6
- * wildcard on listener->id and the IPv4 wildcard, on the same port, on
- * listener->id4 (or the IPv4 wildcard alone where IPv6 is off).
- *
- * Not one dual-stack IPv6 wildcard, which RoCE and InfiniBand would
- * accept: iWARP requires a listener of the connection's own family.  Its
- * connection manager takes an IPv4 connection on an IPv6 listener with
- * the IPv4-mapped IPv6 address (::ffff:a.b.c.d), finds no RDMA device
- * with that address and drops the connection, so every IPv4 sender would
- * fail (seen with siw on Debian's 6.1 kernel). */
-static int bind_listener(struct lab3_listener *listener, const char *addr,
-			 const char *port)
-{
-	char bound[8];
-	int ret;
-
-	if (addr != NULL)
-		return bind_to(listener, listener->id, addr, port, AF_UNSPEC);
-	if (bind_to(listener, listener->id, NULL, port, AF_INET6) != 0)
-		return bind_to(listener, listener->id, NULL, port, AF_INET);
-	if (rdma_create_id(listener->cm_channel, &listener->id4, NULL,
-			   RDMA_PS_TCP) != 0) {
-		ret = -errno;
-		snprintf(listener->err, sizeof(listener->err),
-			 "rdma_create_id: %s", strerror(errno));
-		return ret;
-	}
-	/* With port 0 the first bind chose one: IPv4 gets the same. */
-	snprintf(bound, sizeof(bound), "%u",
-		 lab3_be16toh(rdma_get_src_port(listener->id)));
-	return bind_to(listener, listener->id4, NULL, bound, AF_INET);
-}
-
-/* How many connection requests may wait for the server to take them
- * (rdma_get_cm_event).  The kernel's rdma_ucm drops a request that finds
- * this many waiting (up to its net.rdma_ucm.max_backlog, default 1024),
- * and the sender's CM only sends it again after a timeout of several
- * seconds: with a backlog of 4, a class of 16 senders starting at once
- * waited 6 s more in the bed.  A server that is full still takes each
- * request, to refuse it at once with a reason (lab3_reject). */
-#define LISTEN_BACKLOG 256
-
-/* lab3_listen: the server's bind and listen; see common.h. */
-int lab3_listen(struct lab3_listener *listener, const char *addr,
-		const char *port, uint16_t *bound_port)
-{
-	int ret;
-
-	ret = open_cm_id(&listener->cm_channel, &listener->id, NULL,
-			 listener->err, sizeof(listener->err));
-	if (ret != 0)
-		return ret;
-	ret = bind_listener(listener, addr, port);
-	if (ret != 0)
-		return ret;
-	if (rdma_listen(listener->id, LISTEN_BACKLOG) != 0 ||
-	    (listener->id4 != NULL &&
-	     rdma_listen(listener->id4, LISTEN_BACKLOG) != 0)) {
-		ret = -errno;
-		snprintf(listener->err, sizeof(listener->err),
-			 "rdma_listen: %s", strerror(errno));
-		return ret;
-	}
-	*bound_port = lab3_be16toh(rdma_get_src_port(listener->id));
-	return 0;
-}
-
-/* next_connect_request: block until a connection request arrives on the
- * listener, and return its new cm_id in *ID. */
-static int next_connect_request(struct lab3_listener *listener,
-				struct rdma_cm_id **id)
-{
-	for (;;) {
-		struct pollfd pfd = {
-			.fd = listener->cm_channel->fd,
-			.events = POLLIN,
-		};
-		struct rdma_cm_event *event;
-
-		if (wait_fds(&pfd, 1, -1, listener->wait_sigmask) < 0) {
-			int ret = -errno;
-
-			snprintf(listener->err, sizeof(listener->err),
-				 "poll: %s", strerror(errno));
-			return ret;
-		}
-		int ret = lab3_listener_event(listener, &event);
-
-		if (ret == -EAGAIN)
-			continue;
-		if (ret != 0)
-			return ret;
-		if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-			*id = event->id;
-			rdma_ack_cm_event(event);
-			return 0;
-		}
-		/* Late events of a finished session: nothing to do. */
-		rdma_ack_cm_event(event);
-	}
-}
-
-/* lab3_listener_event: see common.h. */
-int lab3_listener_event(struct lab3_listener *listener,
-			struct rdma_cm_event **event)
-{
-	if (rdma_get_cm_event(listener->cm_channel, event) == 0)
-		return 0;
-	if (errno == EAGAIN)
-		return -EAGAIN;
-	snprintf(listener->err, sizeof(listener->err), "rdma_get_cm_event: %s",
-		 strerror(errno));
-	return -EIO;
-}
-
-/*
- * move_server_qp: move the server's queue pair to STATE with the
- * attributes rdma_cm has for this connection (rdma_init_qp_attr), as
- * rdma_accept() does for a queue pair made on the cm_id, but for the RNR
- * retry count, which it bounds.
- *
- * That count says how often our SENDs are tried again while the peer has
- * no receive posted, and rdma_cm takes it from the connection request:
- * the peer chooses it, and 7 means forever.  A sender that asks for 7 and
- * then posts no receive keeps our SENDs, and with them the send queue,
- * stuck for as long as the connection lasts.  The count can be set only
- * on the way to RTS, inside rdma_accept() for a queue pair on the cm_id:
- * so the server's queue pair is its own, and it takes at most RNR_RETRY.
- * A SEND the peer does not take within about 4.6 s then fails ("RNR
- * retries exhausted"), which ends the session.  (iWARP has no RNR: a
- * SEND that finds no receive breaks the connection at once.)  The ACK
- * timeout is the peer's choice too (its request's Local ACK Timeout), up
- * to 2^31 x 4.096 us, over two hours a try: the server takes at most
- * ACK_TIMEOUT_MAX, so a peer whose device stops answering fails our
- * sends within about 30 s.  (The serving loop does not wait for them
- * anyway: see wait_for_room() in receiver.c.)
- */
-static int move_server_qp(struct lab3_conn *conn, enum ibv_qp_state state)
-{
-	static const char *const names[] = {
-		[IBV_QPS_INIT] = "INIT", [IBV_QPS_RTR] = "RTR",
-		[IBV_QPS_RTS] = "RTS",
-	};
-	struct ibv_qp_attr attr = { .qp_state = state };
-	int mask, ret;
-
-	errno = 0;
-	if (rdma_init_qp_attr(conn->id, &attr, &mask) != 0)
-		return report_errno(conn, "rdma_init_qp_attr", EINVAL);
-	/* As librdmacm does: bits 21-23 of the mask are RoCE's in some
-	 * kernels, which InfiniBand refuses. */
-	if (conn->link_layer == IBV_LINK_LAYER_INFINIBAND)
-		mask &= ~0xe00000;
-	attr.max_dest_rd_atomic = 0;	/* as conn_params(): no RDMA READ */
-	attr.max_rd_atomic = 0;
-	if (attr.rnr_retry > RNR_RETRY)
-		attr.rnr_retry = RNR_RETRY;
-	if (attr.timeout > ACK_TIMEOUT_MAX)
-		attr.timeout = ACK_TIMEOUT_MAX;
-	ret = ibv_modify_qp(conn->qp, &attr, mask);
-	if (ret != 0) {
-		snprintf(conn->err, sizeof(conn->err), "ibv_modify_qp to %s: "
-			 "%s", names[state], strerror(ret));
-		return -ret;
-	}
-	return 0;
-}
-
-/* lab3_accept_request: see common.h.  The queue pair is readied to RTS
- * (move_server_qp()) before rdma_accept() names it: the sender may send as
- * soon as it has the answer. */
-int lab3_accept_request(struct lab3_listener *listener, struct rdma_cm_id *id,
-			struct lab3_conn *conn)
-{
-	struct rdma_conn_param param = conn_params();
-	int ret;
-
-	conn->cm_channel = listener->cm_channel;
-	conn->owns_cm_channel = 0;
-	conn->wait_sigmask = listener->wait_sigmask;
-	conn->id = id;
-	id->context = conn;
-	ret = build_resources(conn, 0);
-	if (ret == 0)
-		ret = move_server_qp(conn, IBV_QPS_RTR);
-	if (ret == 0)
-		ret = move_server_qp(conn, IBV_QPS_RTS);
-	if (ret != 0) {
-		lab3_reject(id, "receiver out of resources");
-		return ret;
-	}
-	param.qp_num = conn->qp->qp_num;
-	if (rdma_accept(id, &param) != 0)
-		return report_errno(conn, "rdma_accept", EIO);
-	return 0;
-}
-
-/* lab3_reject: see common.h. */
-void lab3_reject(struct rdma_cm_id *id, const char *reason)
-{
-	rdma_reject(id, reason, (uint8_t)(strlen(reason) + 1));
-}
-
-/* lab3_accept: the server's side of one connection; see common.h. */
-int lab3_accept(struct lab3_listener *listener, struct lab3_conn *conn)
-{
-	struct rdma_cm_id *id = NULL;
-	int ret = next_connect_request(listener, &id);
-
-	if (ret != 0) {
-		snprintf(conn->err, sizeof(conn->err), "%s", listener->err);
-		return ret;
-	}
-	ret = lab3_accept_request(listener, id, conn);
-	if (ret != 0)
-		return ret;
-	return wait_cm_event(conn, RDMA_CM_EVENT_ESTABLISHED);
 }
 
 /* ---- Teardown ---- */
@@ -1314,48 +1048,6 @@ void lab3_conn_destroy(struct lab3_conn *conn)
 	conn->pd = NULL;
 	conn->id = NULL;
 	conn->cm_channel = NULL;
-}
-
-/* lab3_listener_destroy: see common.h. */
-void lab3_listener_destroy(struct lab3_listener *listener)
-{
-	if (listener->id4 != NULL)
-		rdma_destroy_id(listener->id4);
-	if (listener->id != NULL)
-		rdma_destroy_id(listener->id);
-	if (listener->cm_channel != NULL)
-		rdma_destroy_event_channel(listener->cm_channel);
-	listener->id4 = NULL;
-	listener->id = NULL;
-	listener->cm_channel = NULL;
-}
-
-/* lab3_addr_name: "ADDR:PORT", IPv6 in brackets; see common.h. */
-const char *lab3_addr_name(struct rdma_cm_id *id, int peer, char *buf,
-			   size_t len)
-{
-	struct sockaddr *sa;
-	char host[INET6_ADDRSTRLEN] = "?";
-	uint16_t port;
-
-	if (id == NULL) {
-		snprintf(buf, len, "?");
-		return buf;
-	}
-	sa = peer ? rdma_get_peer_addr(id) : rdma_get_local_addr(id);
-	port = lab3_be16toh(peer ? rdma_get_dst_port(id) :
-			    rdma_get_src_port(id));
-	if (sa->sa_family == AF_INET)
-		inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr,
-			  host, sizeof(host));
-	else if (sa->sa_family == AF_INET6)
-		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)sa)->sin6_addr,
-			  host, sizeof(host));
-	if (sa->sa_family == AF_INET6)
-		snprintf(buf, len, "[%s]:%u", host, port);
-	else
-		snprintf(buf, len, "%s:%u", host, port);
-	return buf;
 }
 
 /* lab3_wait_for_bytes: see common.h. */

@@ -3,8 +3,8 @@
  * serves many connections at once needs: listening, accepting, and the
  * calls that never block (the receiver's class server, server.c).  A
  * sender needs none of it; common.h is the one connection that both sides
- * share.  The calls are defined in common.c, beside the rest of the
- * connection.
+ * share.  Listening and accepting are defined in listener.c; the calls
+ * that never block, in common.c, beside the rest of the connection.
  */
 #ifndef LAB3_LISTENER_H
 #define LAB3_LISTENER_H

@@ -1,0 +1,44 @@
+/*
+ * conn_internal.h - the parts of one connection that common.c shares with
+ * listener.c (the server side of the same connection), and nothing else:
+ * neither program includes it.
+ */
+#ifndef LAB3_CONN_INTERNAL_H
+#define LAB3_CONN_INTERNAL_H
+
+#include <poll.h>
+
+#include "common.h"
+
+/* How often a SEND that finds no receive posted at the peer is tried
+ * again ("receiver not ready"), each after the peer's RNR timer (at most
+ * 655 ms): about 4.6 s in all.  7 would mean forever. */
+#define RNR_RETRY 6
+
+/* The longest wait for the peer's acknowledgement before a packet is
+ * sent again, at most retry_count (7) times: 4.096 us x 2^20, about
+ * 4.3 s, some 30 s in all; the usual value over RoCE is 17 (0.5 s). */
+#define ACK_TIMEOUT_MAX 20
+
+/* In common.c, each explained there. */
+int wait_fds(struct pollfd *fds, nfds_t nfds, long long timeout_ms,
+	     const sigset_t *sigmask);
+int wait_cm_event(struct lab3_conn *conn,
+		  enum rdma_cm_event_type wanted);
+int report_errno(struct lab3_conn *conn, const char *call,
+		 int fallback);
+int build_resources(struct lab3_conn *conn, int qp_on_id);
+int setup_msgs(struct lab3_conn *conn);
+struct rdma_conn_param conn_params(void);
+int get_addrinfo(const char *host, const char *port,
+		 const struct rdma_addrinfo *hints,
+		 struct rdma_addrinfo **res, char *err, size_t err_len);
+int open_cm_id(struct rdma_event_channel **channel,
+	       struct rdma_cm_id **id, void *context, char *err,
+	       size_t err_len);
+
+/* In listener.c: the server's queue pair to STATE, with the RNR retry
+ * and ACK timeout bounded (see there). */
+int move_server_qp(struct lab3_conn *conn, enum ibv_qp_state state);
+
+#endif /* LAB3_CONN_INTERNAL_H */
