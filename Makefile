@@ -75,15 +75,20 @@ RECEIVER_OBJS = receiver.o receiver_cli.o server.o store.o common.o listener.o \
 receiver: $(RECEIVER_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-tests/unit: tests/unit.o common.o json.o ledger.o args.o secret.o
+tests/unit: tests/unit.o tests/testlib.o common.o listener.o json.o ledger.o \
+		args.o secret.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-tests/evil-sender: tests/evil-sender.o common.o args.o
+tests/evil-sender: tests/evil-sender.o tests/testlib.o common.o listener.o \
+		args.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 tests/evil-sender.o tests/evil-receiver.o: tests/evil.h
+tests/unit.o tests/testlib.o tests/evil-sender.o tests/evil-receiver.o: \
+	tests/testlib.h
 
-tests/evil-receiver: tests/evil-receiver.o common.o listener.o args.o
+tests/evil-receiver: tests/evil-receiver.o tests/testlib.o common.o listener.o \
+		args.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # Plain builds of the pair for valgrind (tests/valgrind.test), which

@@ -1125,7 +1125,7 @@ int lab3_try_flush(struct lab3_conn *conn)
 
 /* take_credit: a credit for one more work request on the send queue,
  * waiting while there is none. */
-static int take_credit(struct lab3_conn *conn)
+int take_credit(struct lab3_conn *conn)
 {
 	while (conn->credits == 0 || conn->error != 0) {
 		int ret = lab3_wait(conn, 0);
@@ -1159,15 +1159,15 @@ static int post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr)
  * sends: with a credit taken, no more than LAB3_SEND_DEPTH - 1 other
  * requests are outstanding, and the send queue completes in order, so
  * the SEND that last used it has completed. */
-static union lab3_wire_msg *send_buffer(struct lab3_conn *conn)
+union lab3_wire_msg *send_buffer(struct lab3_conn *conn)
 {
 	return &conn->msgs[LAB3_RECV_DEPTH + conn->next_send % LAB3_SEND_DEPTH];
 }
 
 /* post_send_buffer: post a SEND of the first LEN bytes of send_buffer(),
  * with TAG, under a credit the caller has taken. */
-static int post_send_buffer(struct lab3_conn *conn, uint32_t len,
-			    uint64_t tag)
+int post_send_buffer(struct lab3_conn *conn, uint32_t len,
+		     uint64_t tag)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)send_buffer(conn),
@@ -1245,21 +1245,6 @@ int lab3_send_msg(struct lab3_conn *conn, const struct lab3_msg *msg)
 {
 	int ret = lab3_post_msg(conn, msg, 0);
 
-	return ret != 0 ? ret : lab3_flush(conn, 0);
-}
-
-/* lab3_send_bytes: see common.h. */
-int lab3_send_bytes(struct lab3_conn *conn, const void *bytes, size_t len)
-{
-	int ret;
-
-	if (len > sizeof(union lab3_wire_msg))
-		return -EINVAL;
-	ret = take_credit(conn);
-	if (ret != 0)
-		return ret;
-	memcpy(send_buffer(conn), bytes, len);
-	ret = post_send_buffer(conn, (uint32_t)len, 0);
 	return ret != 0 ? ret : lab3_flush(conn, 0);
 }
 
@@ -1379,17 +1364,6 @@ int lab3_post_write(struct lab3_conn *conn, struct ibv_mr *mr,
 }
 
 /* ---- SHA-256 and hex ---- */
-
-/* lab3_sha256: see common.h. */
-int lab3_sha256(const void *data, size_t len, uint8_t out[LAB3_SHA256_LEN])
-{
-	unsigned int out_len = 0;
-
-	if (EVP_Digest(data, len, out, &out_len, EVP_sha256(), NULL) != 1 ||
-	    out_len != LAB3_SHA256_LEN)
-		return -EIO;
-	return 0;
-}
 
 /* lab3_sha256_begin: see common.h. */
 int lab3_sha256_begin(struct lab3_sha256 *h)

@@ -195,11 +195,6 @@ int lab3_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg,
 /* Encode MSG, SEND it and wait until the send queue is empty. */
 int lab3_send_msg(struct lab3_conn *conn, const struct lab3_msg *msg);
 
-/* SEND the LEN bytes at BYTES as they are, and wait until the send queue
- * is empty: for a tool that must send malformed messages on purpose
- * (tests/evil-sender). */
-int lab3_send_bytes(struct lab3_conn *conn, const void *bytes, size_t len);
-
 /* Tell the peer why the connection ends: an ERROR with CODE and REASON,
  * sent behind any work still on the send queue and waited for, with at
  * most a second of silence.  Best effort, and never in answer to the
@@ -235,9 +230,6 @@ int lab3_sha256_begin(struct lab3_sha256 *h);
 int lab3_sha256_add(struct lab3_sha256 *h, const void *data, size_t len);
 int lab3_sha256_end(struct lab3_sha256 *h, uint8_t out[LAB3_SHA256_LEN]);
 void lab3_sha256_free(struct lab3_sha256 *h);
-
-/* SHA-256 of the LEN bytes at DATA into OUT; 0, or -EIO if OpenSSL fails. */
-int lab3_sha256(const void *data, size_t len, uint8_t out[LAB3_SHA256_LEN]);
 
 /* Write LEN bytes at IN as 2*LEN lowercase hex digits and a NUL to OUT. */
 void lab3_hex(const uint8_t *in, size_t len, char *out);

@@ -37,6 +37,13 @@ int open_cm_id(struct rdma_event_channel **channel,
 	       struct rdma_cm_id **id, void *context, char *err,
 	       size_t err_len);
 
+/* In common.c too: the send queue's credits and send buffers, for
+ * tests/testlib.c's raw SEND. */
+int take_credit(struct lab3_conn *conn);
+union lab3_wire_msg *send_buffer(struct lab3_conn *conn);
+int post_send_buffer(struct lab3_conn *conn, uint32_t len,
+		     uint64_t tag);
+
 /* In listener.c: the server's queue pair to STATE, with the RNR retry
  * and ACK timeout bounded (see there). */
 int move_server_qp(struct lab3_conn *conn, enum ibv_qp_state state);

@@ -120,41 +120,6 @@ int lab3_listen(struct lab3_listener *listener, const char *addr,
 	return 0;
 }
 
-/* next_connect_request: block until a connection request arrives on the
- * listener, and return its new cm_id in *ID. */
-static int next_connect_request(struct lab3_listener *listener,
-				struct rdma_cm_id **id)
-{
-	for (;;) {
-		struct pollfd pfd = {
-			.fd = listener->cm_channel->fd,
-			.events = POLLIN,
-		};
-		struct rdma_cm_event *event;
-
-		if (wait_fds(&pfd, 1, -1, listener->wait_sigmask) < 0) {
-			int ret = -errno;
-
-			snprintf(listener->err, sizeof(listener->err),
-				 "poll: %s", strerror(errno));
-			return ret;
-		}
-		int ret = lab3_listener_event(listener, &event);
-
-		if (ret == -EAGAIN)
-			continue;
-		if (ret != 0)
-			return ret;
-		if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
-			*id = event->id;
-			rdma_ack_cm_event(event);
-			return 0;
-		}
-		/* Late events of a finished session: nothing to do. */
-		rdma_ack_cm_event(event);
-	}
-}
-
 /* lab3_listener_event: see listener.h. */
 int lab3_listener_event(struct lab3_listener *listener,
 			struct rdma_cm_event **event)
@@ -252,22 +217,6 @@ int lab3_accept_request(struct lab3_listener *listener, struct rdma_cm_id *id,
 	if (rdma_accept(id, &param) != 0)
 		return report_errno(conn, "rdma_accept", EIO);
 	return 0;
-}
-
-/* lab3_accept: the server's side of one connection; see listener.h. */
-int lab3_accept(struct lab3_listener *listener, struct lab3_conn *conn)
-{
-	struct rdma_cm_id *id = NULL;
-	int ret = next_connect_request(listener, &id);
-
-	if (ret != 0) {
-		snprintf(conn->err, sizeof(conn->err), "%s", listener->err);
-		return ret;
-	}
-	ret = lab3_accept_request(listener, id, conn);
-	if (ret != 0)
-		return ret;
-	return wait_cm_event(conn, RDMA_CM_EVENT_ESTABLISHED);
 }
 
 /* lab3_listener_destroy: see listener.h. */

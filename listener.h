@@ -31,10 +31,6 @@ struct lab3_listener {
 int lab3_listen(struct lab3_listener *listener, const char *addr,
 		const char *port, uint16_t *bound_port);
 
-/* Server: wait for one connection request, build its resources and accept
- * it.  Returns -EINTR when a signal arrives while waiting. */
-int lab3_accept(struct lab3_listener *listener, struct lab3_conn *conn);
-
 /* Server, for a loop that serves many connections: the next event on the
  * listener's channel (which its connections share) into *EVENT, without
  * waiting; -EAGAIN when there is none.  The caller acknowledges it

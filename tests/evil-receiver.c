@@ -56,6 +56,7 @@
 #include "../common.h"
 #include "../listener.h"
 #include "evil.h"
+#include "testlib.h"
 
 #define EVIL_MAX_BYTES (64u << 20)	/* the largest file it takes */
 #define SILENT_MAX_S 120		/* silent: the longest it waits */

@@ -67,6 +67,7 @@
 #include "../args.h"
 #include "../common.h"
 #include "evil.h"
+#include "testlib.h"
 
 #define EVIL_BYTES 8192			/* the file, unless -s says */
 #define EVIL_MAX_BYTES (1ULL << 30)	/* the largest -s */

@@ -26,6 +26,7 @@
 #include "../ledger.h"
 #include "../rules.h"
 #include "../secret.h"
+#include "testlib.h"
 
 /* Wire offsets, from the specification in protocol.h. */
 enum {

@@ -1,0 +1,94 @@
+/*
+ * testlib.c - calls that only the tests need (declared in testlib.h): a
+ * blocking accept for tools that serve one connection at a time
+ * (tests/evil-receiver), raw bytes sent as they are (tests/evil-sender)
+ * and a one-shot SHA-256.  The programs never link it.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+
+#include "../common.h"
+#include "../conn_internal.h"
+#include "../listener.h"
+#include "testlib.h"
+
+/* next_connect_request: block until a connection request arrives on the
+ * listener, and return its new cm_id in *ID. */
+static int next_connect_request(struct lab3_listener *listener,
+				struct rdma_cm_id **id)
+{
+	for (;;) {
+		struct pollfd pfd = {
+			.fd = listener->cm_channel->fd,
+			.events = POLLIN,
+		};
+		struct rdma_cm_event *event;
+
+		if (wait_fds(&pfd, 1, -1, listener->wait_sigmask) < 0) {
+			int ret = -errno;
+
+			snprintf(listener->err, sizeof(listener->err),
+				 "poll: %s", strerror(errno));
+			return ret;
+		}
+		int ret = lab3_listener_event(listener, &event);
+
+		if (ret == -EAGAIN)
+			continue;
+		if (ret != 0)
+			return ret;
+		if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+			*id = event->id;
+			rdma_ack_cm_event(event);
+			return 0;
+		}
+		/* Late events of a finished session: nothing to do. */
+		rdma_ack_cm_event(event);
+	}
+}
+
+/* lab3_accept: the server's side of one connection; see testlib.h. */
+int lab3_accept(struct lab3_listener *listener, struct lab3_conn *conn)
+{
+	struct rdma_cm_id *id = NULL;
+	int ret = next_connect_request(listener, &id);
+
+	if (ret != 0) {
+		snprintf(conn->err, sizeof(conn->err), "%s", listener->err);
+		return ret;
+	}
+	ret = lab3_accept_request(listener, id, conn);
+	if (ret != 0)
+		return ret;
+	return wait_cm_event(conn, RDMA_CM_EVENT_ESTABLISHED);
+}
+
+/* lab3_send_bytes: see testlib.h. */
+int lab3_send_bytes(struct lab3_conn *conn, const void *bytes, size_t len)
+{
+	int ret;
+
+	if (len > sizeof(union lab3_wire_msg))
+		return -EINVAL;
+	ret = take_credit(conn);
+	if (ret != 0)
+		return ret;
+	memcpy(send_buffer(conn), bytes, len);
+	ret = post_send_buffer(conn, (uint32_t)len, 0);
+	return ret != 0 ? ret : lab3_flush(conn, 0);
+}
+
+/* lab3_sha256: see testlib.h. */
+int lab3_sha256(const void *data, size_t len, uint8_t out[LAB3_SHA256_LEN])
+{
+	unsigned int out_len = 0;
+
+	if (EVP_Digest(data, len, out, &out_len, EVP_sha256(), NULL) != 1 ||
+	    out_len != LAB3_SHA256_LEN)
+		return -EIO;
+	return 0;
+}
