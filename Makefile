@@ -64,39 +64,44 @@ HEADERS := $(wildcard *.h)
 %.o: %.c $(HEADERS) .build-flags
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-sender: sender.o common.o json.o args.o
+# One connection, as both programs use it (common.c), and what particular
+# RDMA providers need of it (provider.c).
+CONN_OBJS = common.o provider.o
+
+SENDER_OBJS = sender.o $(CONN_OBJS) json.o args.o
+sender: $(SENDER_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # The receiver: one session's steps (receiver.c), the class server that
 # runs many (server.c), what a session keeps (store.c), the command line
 # (receiver_cli.c).
-RECEIVER_OBJS = receiver.o receiver_cli.o server.o store.o common.o listener.o \
-	json.o ledger.o args.o secret.o
+RECEIVER_OBJS = receiver.o receiver_cli.o server.o store.o $(CONN_OBJS) \
+	listener.o json.o ledger.o args.o secret.o
 receiver: $(RECEIVER_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-tests/unit: tests/unit.o tests/testlib.o common.o listener.o json.o ledger.o \
-		args.o secret.o
+tests/unit: tests/unit.o tests/testlib.o $(CONN_OBJS) listener.o json.o \
+		ledger.o args.o secret.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-tests/evil-sender: tests/evil-sender.o tests/testlib.o common.o listener.o \
-		args.o
+tests/evil-sender: tests/evil-sender.o tests/testlib.o $(CONN_OBJS) \
+		listener.o args.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 tests/evil-sender.o tests/evil-receiver.o: tests/evil.h
 tests/unit.o tests/testlib.o tests/evil-sender.o tests/evil-receiver.o: \
 	tests/testlib.h
 
-tests/evil-receiver: tests/evil-receiver.o tests/testlib.o common.o listener.o \
-		args.o
+tests/evil-receiver: tests/evil-receiver.o tests/testlib.o $(CONN_OBJS) \
+		listener.o args.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # Plain builds of the pair for valgrind (tests/valgrind.test), which
 # cannot run sanitized binaries: no SANITIZE flags, whatever the rest uses.
 VALGRIND_PROGRAMS = tests/vg-sender tests/vg-receiver
-tests/vg-sender: sender.c common.c json.c args.c $(HEADERS)
-	$(CC) -std=gnu11 $(WARNINGS) $(PKG_CFLAGS) -O1 -g -o $@ sender.c \
-		common.c json.c args.c $(PKG_LIBS)
+tests/vg-sender: $(SENDER_OBJS:.o=.c) $(HEADERS)
+	$(CC) -std=gnu11 $(WARNINGS) $(PKG_CFLAGS) -O1 -g -o $@ \
+		$(SENDER_OBJS:.o=.c) $(PKG_LIBS)
 
 tests/vg-receiver: $(RECEIVER_OBJS:.o=.c) $(HEADERS)
 	$(CC) -std=gnu11 $(WARNINGS) $(PKG_CFLAGS) -O1 -g -o $@ \

@@ -13,7 +13,8 @@
  *     the completion channel and the rdma_cm channel together;
  *   - connection setup: the verbs resources of one connection, the
  *     client's resolve/connect (the server's bind/listen/accept are in
- *     listener.c);
+ *     listener.c; what particular providers need, behind named hooks,
+ *     in provider.c);
  *   - teardown;
  *   - messages: receive one, post one, send one and wait, send ERROR;
  *   - memory registration and RDMA WRITE;
@@ -34,13 +35,12 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
-#include <unistd.h>
 
-#include <arpa/inet.h>
 #include <openssl/evp.h>
 
 #include "common.h"
 #include "conn_internal.h"
+#include "provider.h"
 #include "listener.h"
 
 #define RESOLVE_TIMEOUT_MS 5000	/* rdma_resolve_addr / _route budget */
@@ -50,12 +50,9 @@
 				 * how long to look for what came before
 				 * (see unsettled()) */
 #define ERROR_WAIT_MS 1000	/* silence while our own ERROR goes out */
-#define NUDGES 3		/* iWARP: see nudge() */
-#define NUDGE_MS 250
 
 /* Used before they are defined, with the helpers they belong with. */
 static int wait_until(struct lab3_conn *conn, long long deadline);
-static int post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr);
 
 /* ---- Small utilities ---- */
 
@@ -275,15 +272,6 @@ static int handle_cm_event(struct lab3_conn *conn)
 
 /* ---- Completions ---- */
 
-/* What a work request was for is in the top two bits of its wr_id; the
- * rest is a receive buffer's slot, or the tag a send was posted with.  (A
- * failed completion has a valid wr_id and status, and nothing else.) */
-#define WR_KIND_SHIFT 62
-enum wr_kind { WR_RECV, WR_SEND, WR_WRITE };
-#define WR_ID(kind, rest) ((uint64_t)(kind) << WR_KIND_SHIFT | (rest))
-#define WR_KIND(wr_id) ((unsigned)((wr_id) >> WR_KIND_SHIFT))
-#define WR_REST(wr_id) ((wr_id) & ((1ULL << WR_KIND_SHIFT) - 1))
-
 /* post_recv: hand receive buffer SLOT to the hardware for the next
  * incoming SEND.  Buffers must be posted before the peer can send. */
 static int post_recv(struct lab3_conn *conn, int slot)
@@ -320,12 +308,7 @@ static void wc_failed(struct lab3_conn *conn, const struct ibv_wc *wc)
 		conn->recv_flushed = 1;
 	if (conn->error != 0)
 		return;
-	/* Flushed before the connection was established: an attempt to
-	 * connect failed, and rdma_cm's event (REJECTED, UNREACHABLE...)
-	 * says why.  iWARP requires this wait: it moves the QP to the error
-	 * state, flushing the posted receives, as soon as its TCP or MPA
-	 * exchange fails, often before that event arrives. */
-	if (!conn->established && wc->status == IBV_WC_WR_FLUSH_ERR)
+	if (iwarp_flushed_before_established(conn, wc))
 		return;
 	if (wc->status == IBV_WC_WR_FLUSH_ERR)
 		conn_error(conn, -ECONNRESET,
@@ -487,41 +470,6 @@ static int wait_once(struct lab3_conn *conn, int wait_ms)
 	return ret > 0 ? lab3_time_out(conn, wait_ms) : ret;
 }
 
-/*
- * nudge: a zero-length RDMA WRITE, which places nothing and needs no
- * rkey, for Soft-iWARP's sake.  siw (Linux 6.1 and 6.12 alike) accepts a
- * connection by sending its MPA reply and only then hooks the queue pair
- * to the TCP socket: a first message that arrives in between waits in the
- * socket, unseen, until more data comes.  The sender speaks first and
- * then waits for the REGION, so a FILE_INFO caught there would wait
- * forever (seen in the bed about once in 20 connections made at once).
- * So over iWARP, while nothing has been heard, the client sends NUDGES of
- * these, NUDGE_MS apart: any one that arrives after the hook brings the
- * waiting message in.  Real iWARP adapters never need it, and to any
- * peer it is nothing.
- */
-static void nudge(struct lab3_conn *conn)
-{
-	struct ibv_send_wr wr = {
-		.wr_id = WR_ID(WR_WRITE, 0),
-		.opcode = IBV_WR_RDMA_WRITE,
-	};
-
-	conn->nudges--;
-	conn->nudge_at = now_ms() + NUDGE_MS;
-	if (conn->heard || conn->error != 0 || conn->disconnected) {
-		conn->nudges = 0;
-		return;
-	}
-	if (conn->credits == 0)
-		return;
-	if (conn->verbose)
-		fprintf(stderr, "%s: nothing heard yet: a zero-length RDMA "
-			"WRITE (iWARP)\n", conn->prog);
-	conn->credits--;
-	post_send_wr(conn, &wr);
-}
-
 /* wait_until: wait_once()'s wait, until DEADLINE (ms): 0 after progress,
  * 1 when the deadline came first, which is no error here, or the
  * connection's error. */
@@ -529,19 +477,15 @@ static int wait_until(struct lab3_conn *conn, long long deadline)
 {
 	for (;;) {
 		struct pollfd fds[2];
-		long long now, left;
+		long long left;
 		int n = lab3_poll(conn);
 
 		if (n != 0)
 			return n < 0 ? n : 0;
-		if (conn->nudges > 0 && now_ms() >= conn->nudge_at)
-			nudge(conn);
-		now = now_ms();
-		left = deadline - now;
+		left = deadline - now_ms();
 		if (left <= 0)
 			return 1;
-		if (conn->nudges > 0 && conn->nudge_at - now < left)
-			left = conn->nudge_at > now ? conn->nudge_at - now : 0;
+		left = siw_nudge(conn, left);	/* provider.h */
 		fds[0].fd = conn->cm_channel->fd;
 		fds[0].events = POLLIN;
 		fds[1].fd = conn->comp_channel ? conn->comp_channel->fd : -1;
@@ -832,27 +776,16 @@ struct rdma_conn_param conn_params(void)
 
 /* ---- Client side ---- */
 
-/* is_loopback: whether SA is 127.0.0.0/8 or ::1. */
-static int is_loopback(const struct sockaddr *sa)
-{
-	if (sa->sa_family == AF_INET)
-		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr)
-			>> 24) == 127;
-	return sa->sa_family == AF_INET6 &&
-	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
-}
-
 /* resolve_error: report a failed rdma_resolve_addr() or
  * rdma_resolve_route() (CALL) for the address DST.  ENODEV gets words of
- * its own: it is what a user sees when the address is on no RDMA device.
- * So does EINVAL for a loopback address: iWARP (siw) refuses one with it
- * at once, where RoCE says ENODEV in an event. */
+ * its own: it is what a user sees when the address is on no RDMA device
+ * (and what siw means by its EINVAL for a loopback address). */
 static int resolve_error(struct lab3_conn *conn, const char *call,
 			 const struct sockaddr *dst)
 {
 	int ret = -errno;
 
-	if (errno == ENODEV || (errno == EINVAL && is_loopback(dst)))
+	if (errno == ENODEV || siw_loopback_einval(errno, dst))
 		snprintf(conn->err, sizeof(conn->err), "%s", no_device_msg);
 	else
 		snprintf(conn->err, sizeof(conn->err), "%s: %s", call,
@@ -971,11 +904,8 @@ int lab3_connect(struct lab3_conn *conn, const char *host, const char *port)
 		       conn_error(conn, -ECONNREFUSED, "%s", no_listener_msg) :
 		       report_errno(conn, "rdma_connect", EIO);
 	ret = wait_cm_event(conn, RDMA_CM_EVENT_ESTABLISHED);
-	if (ret == 0 &&
-	    conn->id->verbs->device->transport_type == IBV_TRANSPORT_IWARP) {
-		conn->nudges = NUDGES;
-		conn->nudge_at = now_ms() + NUDGE_MS;
-	}
+	if (ret == 0)
+		siw_nudge_arm(conn);
 	return ret;
 }
 
@@ -1139,7 +1069,7 @@ int take_credit(struct lab3_conn *conn)
 
 /* post_send_wr: post WR on the send queue, signaled, under a credit the
  * caller has taken (and that comes back if the post fails). */
-static int post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr)
+int post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr)
 {
 	struct ibv_send_wr *bad_wr;
 	int ret;
@@ -1295,22 +1225,13 @@ int lab3_post_error(struct lab3_conn *conn, enum lab3_error_code code,
 
 /* ---- Memory registration and RDMA WRITE ---- */
 
-/* lab3_memlock_limit: see common.h.
- *
- * Most providers pin registered memory through the kernel's ib_umem, which
- * lets a process that may lock memory anyway (CAP_IPC_LOCK, as root may)
- * pin beyond RLIMIT_MEMLOCK.  iWARP's siw does not: it counts every
- * registration against the limit, root's too, and root's limit is often
- * only 8 MiB, so its windows failed to register.  Root may raise the
- * limit (CAP_SYS_RESOURCE), and does so here: then it has no limit on any
- * provider.  A root that may not raise it keeps it, and the pair fits
- * within it, as any other user does. */
+/* lab3_memlock_limit: see common.h; root lifts its limit first (see
+ * siw_root_lifts_memlock()). */
 int lab3_memlock_limit(uint64_t *limit)
 {
-	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+	struct rlimit rl;
 
-	if (geteuid() == 0)
-		(void)setrlimit(RLIMIT_MEMLOCK, &rl);
+	siw_root_lifts_memlock();
 	if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
 		return 0;
 	*limit = rl.rlim_cur;

@@ -7,8 +7,18 @@
 #define LAB3_CONN_INTERNAL_H
 
 #include <poll.h>
+#include <stdint.h>
 
 #include "common.h"
+
+/* What a work request was for is in the top two bits of its wr_id; the
+ * rest is a receive buffer's slot, or the tag a send was posted with.  (A
+ * failed completion has a valid wr_id and status, and nothing else.) */
+#define WR_KIND_SHIFT 62
+enum wr_kind { WR_RECV, WR_SEND, WR_WRITE };
+#define WR_ID(kind, rest) ((uint64_t)(kind) << WR_KIND_SHIFT | (rest))
+#define WR_KIND(wr_id) ((unsigned)((wr_id) >> WR_KIND_SHIFT))
+#define WR_REST(wr_id) ((wr_id) & ((1ULL << WR_KIND_SHIFT) - 1))
 
 /* How often a SEND that finds no receive posted at the peer is tried
  * again ("receiver not ready"), each after the peer's RNR timer (at most
@@ -38,7 +48,9 @@ int open_cm_id(struct rdma_event_channel **channel,
 	       size_t err_len);
 
 /* In common.c too: the send queue's credits and send buffers, for
- * tests/testlib.c's raw SEND. */
+ * tests/testlib.c's raw SEND, and a work request posted under a credit
+ * taken (provider.c's nudge). */
+int post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr);
 int take_credit(struct lab3_conn *conn);
 union lab3_wire_msg *send_buffer(struct lab3_conn *conn);
 int post_send_buffer(struct lab3_conn *conn, uint32_t len,

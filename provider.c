@@ -1,0 +1,118 @@
+/*
+ * provider.c - what particular RDMA providers need beyond the verbs and
+ * rdma_cm as specified (declared in provider.h).  Each hook is called
+ * from one place in common.c or listener.c, names the provider that needs
+ * it, and says why; on any other provider it does nothing.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+
+#include "common.h"
+#include "conn_internal.h"
+#include "provider.h"
+
+#define NUDGES 3		/* iWARP: see nudge() */
+#define NUDGE_MS 250
+
+/*
+ * nudge: a zero-length RDMA WRITE, which places nothing and needs no
+ * rkey, for Soft-iWARP's sake.  siw (Linux 6.1 and 6.12 alike) accepts a
+ * connection by sending its MPA reply and only then hooks the queue pair
+ * to the TCP socket: a first message that arrives in between waits in the
+ * socket, unseen, until more data comes.  The sender speaks first and
+ * then waits for the REGION, so a FILE_INFO caught there would wait
+ * forever (seen in the bed about once in 20 connections made at once).
+ * So over iWARP, while nothing has been heard, the client sends NUDGES of
+ * these, NUDGE_MS apart: any one that arrives after the hook brings the
+ * waiting message in.  Real iWARP adapters never need it, and to any
+ * peer it is nothing.
+ */
+static void nudge(struct lab3_conn *conn)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = WR_ID(WR_WRITE, 0),
+		.opcode = IBV_WR_RDMA_WRITE,
+	};
+
+	conn->nudges--;
+	conn->nudge_at = lab3_now_ms() + NUDGE_MS;
+	if (conn->heard || conn->error != 0 || conn->disconnected) {
+		conn->nudges = 0;
+		return;
+	}
+	if (conn->credits == 0)
+		return;
+	if (conn->verbose)
+		fprintf(stderr, "%s: nothing heard yet: a zero-length RDMA "
+			"WRITE (iWARP)\n", conn->prog);
+	conn->credits--;
+	post_send_wr(conn, &wr);
+}
+
+/* siw_nudge_arm: see provider.h and nudge(). */
+void siw_nudge_arm(struct lab3_conn *conn)
+{
+	if (conn->id->verbs->device->transport_type != IBV_TRANSPORT_IWARP)
+		return;
+	conn->nudges = NUDGES;
+	conn->nudge_at = lab3_now_ms() + NUDGE_MS;
+}
+
+/* siw_nudge: see provider.h and nudge(). */
+long long siw_nudge(struct lab3_conn *conn, long long left)
+{
+	long long now = lab3_now_ms();
+
+	if (conn->nudges > 0 && now >= conn->nudge_at) {
+		nudge(conn);
+		now = lab3_now_ms();
+	}
+	if (conn->nudges > 0 && conn->nudge_at - now < left)
+		left = conn->nudge_at > now ? conn->nudge_at - now : 0;
+	return left;
+}
+
+/* iwarp_flushed_before_established: see provider.h. */
+int iwarp_flushed_before_established(const struct lab3_conn *conn,
+				     const struct ibv_wc *wc)
+{
+	return !conn->established && wc->status == IBV_WC_WR_FLUSH_ERR;
+}
+
+/* is_loopback: whether SA is 127.0.0.0/8 or ::1. */
+static int is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr)
+			>> 24) == 127;
+	return sa->sa_family == AF_INET6 &&
+	       IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+}
+
+/* siw_loopback_einval: see provider.h. */
+int siw_loopback_einval(int err, const struct sockaddr *dst)
+{
+	return err == EINVAL && is_loopback(dst);
+}
+
+/* siw_root_lifts_memlock: see provider.h.
+ *
+ * Most providers pin registered memory through the kernel's ib_umem, which
+ * lets a process that may lock memory anyway (CAP_IPC_LOCK, as root may)
+ * pin beyond RLIMIT_MEMLOCK.  iWARP's siw does not: it counts every
+ * registration against the limit, root's too, and root's limit is often
+ * only 8 MiB, so its windows failed to register.  Root may raise the
+ * limit (CAP_SYS_RESOURCE), and does so here: then it has no limit on any
+ * provider.  A root that may not raise it keeps it, and the pair fits
+ * within it, as any other user does. */
+void siw_root_lifts_memlock(void)
+{
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+
+	if (geteuid() == 0)
+		(void)setrlimit(RLIMIT_MEMLOCK, &rl);
+}
