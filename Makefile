@@ -68,7 +68,7 @@ HEADERS := $(wildcard *.h)
 # RDMA providers need of it (provider.c).
 CONN_OBJS = common.o provider.o
 
-SENDER_OBJS = sender.o $(CONN_OBJS) json.o args.o
+SENDER_OBJS = sender.o sender_cli.o $(CONN_OBJS) json.o args.o
 sender: $(SENDER_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 

@@ -74,9 +74,9 @@ int lab3_try_flush(struct lab3_conn *conn);
 int lab3_try_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg,
 		      uint64_t tag);
 
-/* lab3_send_error()'s ERROR, posted without waiting (lab3_try_flush() sees it go):
- * 0, -EAGAIN when the send queue is full, or another negative errno when
- * it may not or cannot go out. */
+/* lab3_send_error()'s ERROR, posted without waiting (lab3_try_flush()
+ * sees it go): 0, -EAGAIN when the send queue is full, or another
+ * negative errno when it may not or cannot go out. */
 int lab3_post_error(struct lab3_conn *conn, enum lab3_error_code code,
 		    const char *reason);
 

@@ -1,0 +1,74 @@
+/*
+ * sender_cli.h - the sender's machinery around the lab (sender_cli.c):
+ * its command line, --wait's pauses, the progress bar, the summary line
+ * and --json.  sender.c holds the lab itself.
+ */
+#ifndef LAB3_SENDER_CLI_H
+#define LAB3_SENDER_CLI_H
+
+#include <stdint.h>
+
+#include "common.h"
+
+/* What the command line asked for. */
+struct sender_options {
+	const char *host;
+	const char *port;
+	char where[300];	/* "host:port", "[IPv6]:port", for messages */
+	const char *path;
+	char id[LAB3_ID_MAX + 1];
+	int verbose;
+	int quiet;
+	int json;			/* --json: one JSON object at the end */
+	int timeout_s;
+	int wait_s;			/* --wait: how long to wait for a turn */
+};
+
+/* When each phase of a run ended (now_s()), 0 for what has not happened:
+ * for the summary line, --json and the progress bar. */
+struct sender_times {
+	double start, hashed, first_region, written, verdict;
+	double progress;		/* the progress bar was last drawn */
+	int progress_shown;
+};
+
+/* How a run ended, for --json. */
+struct sender_outcome {
+	const char *verdict;		/* "good", "bad" or NULL */
+	const uint8_t *key;		/* LAB3_KEY_LEN bytes, or NULL */
+	uint64_t size;
+	int size_known;			/* size is known: a regular file */
+	const char *error;		/* the one-line error, or "" */
+	enum lab3_exit status;
+};
+
+/* A monotonic clock in seconds, for timings. */
+double now_s(void);
+
+/* The command line: options, <ip> <port> <file>, and the ID (the login
+ * name without -i), checked before anything else happens; 0, or -1 after
+ * saying what is wrong.  -h and --version print and exit. */
+int sender_parse_args(struct sender_options *opt, int argc, char **argv);
+
+/* The receiver was busy (WHY says so).  Unless the --wait that ends at
+ * GIVE_UP_AT is over, say so (the first time, after TRIES refusals) and
+ * pause before the next try; 0 to try again, or -1. */
+int sender_wait_for_turn(const struct sender_options *opt, const char *why,
+			 double give_up_at, int tries);
+
+/* The progress bar for DONE of SIZE bytes of the file NAME; FINAL
+ * erases it. */
+void sender_show_progress(const struct sender_options *opt,
+			  struct sender_times *t, const char *name,
+			  uint64_t done, uint64_t size, int final);
+
+/* The one line on stderr after a good run of SIZE bytes. */
+void sender_print_summary(const struct sender_options *opt,
+			  const struct sender_times *t, uint64_t size);
+
+/* --json's one line on stdout, however the run ended. */
+void sender_print_json(const struct sender_options *opt,
+		       const struct sender_times *t,
+		       const struct sender_outcome *out);
+
+#endif /* LAB3_SENDER_CLI_H */
