@@ -58,7 +58,7 @@ static int wait_until(struct lab3_conn *conn, long long deadline);
 
 /* set_nonblocking: make FD non-blocking, so that a read after poll() can
  * never block the single thread.  A failure is reported in ERR. */
-static int set_nonblocking(int fd, char *err, size_t err_len)
+int set_nonblocking(int fd, char *err, size_t err_len)
 {
 	int flags = fcntl(fd, F_GETFL);
 	int ret;
@@ -136,7 +136,7 @@ static const char no_listener_msg[] =
 	"connection refused (is a receiver listening on that port?)";
 
 /* rejection_reason: the printable reason a receiver put in its rejection
- * (see refuse_busy()), or NULL if there is none. */
+ * (see lab3_reject()), or NULL if there is none. */
 static const char *rejection_reason(const struct rdma_cm_event *event)
 {
 	const char *data = event->param.conn.private_data;
@@ -191,24 +191,6 @@ static int cm_event_error(struct lab3_conn *conn,
 	}
 }
 
-/* lab3_reject: see listener.h (here for refuse_busy()). */
-void lab3_reject(struct rdma_cm_id *id, const char *reason)
-{
-	rdma_reject(id, reason, (uint8_t)(strlen(reason) + 1));
-}
-
-/* refuse_busy: turn away a connection request that arrives while a
- * session is in progress (the single-threaded receiver serves one at a
- * time), and free its cm_id, whose event has been acknowledged. */
-static void refuse_busy(struct lab3_conn *conn, struct rdma_cm_id *id)
-{
-	if (conn->verbose)
-		fprintf(stderr, "%s: refusing a second connection: busy\n",
-			conn->prog);
-	lab3_reject(id, LAB3_BUSY_REASON " with another session");
-	rdma_destroy_id(id);
-}
-
 /* lab3_conn_event: see common.h. */
 int lab3_conn_event(struct lab3_conn *conn, const struct rdma_cm_event *event)
 {
@@ -236,13 +218,13 @@ int lab3_conn_event(struct lab3_conn *conn, const struct rdma_cm_event *event)
 }
 
 /* handle_cm_event: read one event from the connection's CM channel and
- * note what it says of our cm_id (lab3_conn_event()).  Returns 1 when it was for our cm_id, 0 when there was
- * none for it, or the connection's error if the event ends it.  On the
- * receiver the listener shares the channel: a second connection request
- * is refused as busy. */
+ * note what it says of our cm_id (lab3_conn_event()).  Returns 1 when it
+ * was for our cm_id, 0 when there was none for it, or the connection's
+ * error if the event ends it.  The channel is the connection's own: a
+ * connection that shares the listener's (the class server's) never
+ * waits here. */
 static int handle_cm_event(struct lab3_conn *conn)
 {
-	struct rdma_cm_id *busy_id = NULL;
 	struct rdma_cm_event *event;
 	int ret = 1;
 
@@ -258,15 +240,11 @@ static int handle_cm_event(struct lab3_conn *conn)
 		if (conn->verbose)
 			fprintf(stderr, "%s: cm event: %s\n", conn->prog,
 				rdma_event_str(event->event));
-		if (event->event == RDMA_CM_EVENT_CONNECT_REQUEST)
-			busy_id = event->id;
 		ret = 0;
 	} else {
 		ret = lab3_conn_event(conn, event);
 	}
 	rdma_ack_cm_event(event);
-	if (busy_id != NULL)
-		refuse_busy(conn, busy_id);
 	return ret;
 }
 

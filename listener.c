@@ -219,6 +219,12 @@ int lab3_accept_request(struct lab3_listener *listener, struct rdma_cm_id *id,
 	return 0;
 }
 
+/* lab3_reject: see listener.h. */
+void lab3_reject(struct rdma_cm_id *id, const char *reason)
+{
+	rdma_reject(id, reason, (uint8_t)(strlen(reason) + 1));
+}
+
 /* lab3_listener_destroy: see listener.h. */
 void lab3_listener_destroy(struct lab3_listener *listener)
 {

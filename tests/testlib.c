@@ -51,17 +51,53 @@ static int next_connect_request(struct lab3_listener *listener,
 	}
 }
 
+/* own_channel: move the connection request ID (its event acknowledged)
+ * to a CM channel of its own, *CHANNEL, so that waiting on its connection
+ * never reads the listener's events: a second connection request waits
+ * there for the next lab3_accept(). */
+static int own_channel(struct rdma_cm_id *id,
+		       struct rdma_event_channel **channel, char *err,
+		       size_t err_len)
+{
+	int ret;
+
+	*channel = rdma_create_event_channel();
+	if (*channel == NULL) {
+		ret = -errno;
+		snprintf(err, err_len, "rdma_create_event_channel: %s",
+			 strerror(errno));
+		return ret;
+	}
+	ret = set_nonblocking((*channel)->fd, err, err_len);
+	if (ret == 0 && rdma_migrate_id(id, *channel) != 0) {
+		ret = -errno;
+		snprintf(err, err_len, "rdma_migrate_id: %s", strerror(errno));
+	}
+	if (ret != 0)
+		rdma_destroy_event_channel(*channel);
+	return ret;
+}
+
 /* lab3_accept: the server's side of one connection; see testlib.h. */
 int lab3_accept(struct lab3_listener *listener, struct lab3_conn *conn)
 {
 	struct rdma_cm_id *id = NULL;
+	struct rdma_event_channel *channel;
 	int ret = next_connect_request(listener, &id);
 
 	if (ret != 0) {
 		snprintf(conn->err, sizeof(conn->err), "%s", listener->err);
 		return ret;
 	}
+	ret = own_channel(id, &channel, conn->err, sizeof(conn->err));
+	if (ret != 0) {
+		lab3_reject(id, "receiver out of resources");
+		rdma_destroy_id(id);
+		return ret;
+	}
 	ret = lab3_accept_request(listener, id, conn);
+	conn->cm_channel = channel;	/* the connection's own now */
+	conn->owns_cm_channel = 1;
 	if (ret != 0)
 		return ret;
 	return wait_cm_event(conn, RDMA_CM_EVENT_ESTABLISHED);
