@@ -453,6 +453,11 @@ static int wait_once(struct lab3_conn *conn, int wait_ms)
  * connection's error. */
 static int wait_until(struct lab3_conn *conn, long long deadline)
 {
+	/* The class server's connections share the listener's CM channel,
+	 * and nothing of theirs may block (server.c): a wait is a bug. */
+	if (!conn->owns_cm_channel)
+		return conn_error(conn, -EDEADLK, "internal error: a blocking "
+				  "wait on a connection of the class server");
 	for (;;) {
 		struct pollfd fds[2];
 		long long left;
@@ -1031,16 +1036,27 @@ int lab3_try_flush(struct lab3_conn *conn)
 	return -EAGAIN;
 }
 
-/* take_credit: a credit for one more work request on the send queue,
- * waiting while there is none. */
-int take_credit(struct lab3_conn *conn)
+/* lab3_wait_for_room: see common.h. */
+int lab3_wait_for_room(struct lab3_conn *conn, int wait_ms)
 {
 	while (conn->credits == 0 || conn->error != 0) {
-		int ret = lab3_wait(conn, 0);
+		int ret = lab3_wait(conn, wait_ms);
 
 		if (ret != 0)
 			return ret;
 	}
+	return 0;
+}
+
+/* take_credit: one credit for a work request about to be posted: 0, or
+ * -EAGAIN when the send queue is full or the connection settles (see
+ * unsettled()), or the connection's error.  Never waits. */
+static int take_credit(struct lab3_conn *conn)
+{
+	if (conn->error != 0)
+		return lab3_settling(conn) ? -EAGAIN : conn->error;
+	if (conn->credits == 0)
+		return -EAGAIN;
 	conn->credits--;
 	return 0;
 }
@@ -1135,24 +1151,14 @@ int lab3_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg,
 	return ret != 0 ? ret : post_encoded(conn, msg, tag);
 }
 
-/* lab3_try_post_msg: see common.h.  While the connection settles (see
- * unsettled()) it says -EAGAIN, as lab3_try_flush() does. */
-int lab3_try_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg,
-		      uint64_t tag)
-{
-	if (conn->error != 0)
-		return lab3_settling(conn) ? -EAGAIN : conn->error;
-	if (conn->credits == 0)
-		return -EAGAIN;
-	conn->credits--;
-	return post_encoded(conn, msg, tag);
-}
-
-/* lab3_send_msg: post a SEND and wait for it; see common.h. */
+/* lab3_send_msg: wait for room, post a SEND and wait for it; see
+ * common.h. */
 int lab3_send_msg(struct lab3_conn *conn, const struct lab3_msg *msg)
 {
-	int ret = lab3_post_msg(conn, msg, 0);
+	int ret = lab3_wait_for_room(conn, 0);
 
+	if (ret == 0)
+		ret = lab3_post_msg(conn, msg, 0);
 	return ret != 0 ? ret : lab3_flush(conn, 0);
 }
 

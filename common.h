@@ -186,13 +186,23 @@ long long lab3_now_ms(void);
 
 /* ---- Messages, memory and RDMA WRITE ---- */
 
+/* Block until the send queue has room for one more SEND or WRITE (a
+ * credit: LAB3_SEND_DEPTH of them, one taken by each work request posted
+ * and given back by its completion), with at most WAIT_MS (0: the
+ * connection's timeout) of silence.  Returns 0, or the connection's
+ * error. */
+int lab3_wait_for_room(struct lab3_conn *conn, int wait_ms);
+
 /* Encode MSG and post a SEND of it, without waiting for it to complete;
- * TAG (or 0) is passed to conn->sent when it has.  Takes a credit,
- * waiting for one while the send queue is full. */
+ * TAG (or 0) is passed to conn->sent when it has.  Never blocks: it takes
+ * a credit, and says -EAGAIN when there is none (the send queue is full:
+ * lab3_wait_for_room() first) or while the connection settles
+ * (lab3_settling() in listener.h); else 0 or the connection's error. */
 int lab3_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg,
 		  uint64_t tag);
 
-/* Encode MSG, SEND it and wait until the send queue is empty. */
+/* Wait for room, encode MSG, SEND it and wait until the send queue is
+ * empty. */
 int lab3_send_msg(struct lab3_conn *conn, const struct lab3_msg *msg);
 
 /* Tell the peer why the connection ends: an ERROR with CODE and REASON,
@@ -214,7 +224,8 @@ int lab3_reg_mr(struct lab3_conn *conn, void *addr, size_t len, int access,
 		struct ibv_mr **mr);
 
 /* Post one RDMA WRITE of LEN bytes from MR at LOCAL to REMOTE_ADDR/RKEY,
- * without waiting for it; TAG as for lab3_post_msg(), and a credit too. */
+ * without waiting for it; TAG, the credit and -EAGAIN as for
+ * lab3_post_msg(). */
 int lab3_post_write(struct lab3_conn *conn, struct ibv_mr *mr,
 		    const void *local, uint32_t len, uint64_t remote_addr,
 		    uint32_t rkey, uint64_t tag);

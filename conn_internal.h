@@ -48,11 +48,10 @@ int open_cm_id(struct rdma_event_channel **channel,
 	       struct rdma_cm_id **id, void *context, char *err,
 	       size_t err_len);
 
-/* In common.c too: the send queue's credits and send buffers, for
- * tests/testlib.c's raw SEND, and a work request posted under a credit
- * taken (provider.c's nudge). */
+/* In common.c too: the send buffers, for tests/testlib.c's raw SEND,
+ * and a work request posted under a credit taken (provider.c's nudge,
+ * testlib.c). */
 int post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr);
-int take_credit(struct lab3_conn *conn);
 union lab3_wire_msg *send_buffer(struct lab3_conn *conn);
 int post_send_buffer(struct lab3_conn *conn, uint32_t len,
 		     uint64_t tag);

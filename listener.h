@@ -67,13 +67,6 @@ const char *lab3_addr_name(struct rdma_cm_id *id, int peer, char *buf,
 int lab3_try_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg);
 int lab3_try_flush(struct lab3_conn *conn);
 
-/* lab3_post_msg() without waiting, for a loop that serves many
- * connections: 0, -EAGAIN when the send queue is full (no credit: the peer
- * has not yet taken our last LAB3_SEND_DEPTH messages), or the
- * connection's error. */
-int lab3_try_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg,
-		      uint64_t tag);
-
 /* lab3_send_error()'s ERROR, posted without waiting (lab3_try_flush()
  * sees it go): 0, -EAGAIN when the send queue is full, or another
  * negative errno when it may not or cannot go out. */

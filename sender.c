@@ -347,15 +347,19 @@ static int write_chunk(struct sender *s)
 static int send_done(struct sender *s)
 {
 	/* SOLUTION step 3: Post a DONE for the chunk just written with
-	 * lab3_post_msg(..., TAG_DONE) (common.h), without waiting: it
-	 * follows the WRITEs on the same queue pair.  Remember it in s->sent
-	 * (chunk_done() counts it when it completes), then lab3_tx_sent(). */
+	 * lab3_post_msg(..., TAG_DONE) (common.h), without waiting for it
+	 * to complete: it follows the WRITEs on the same queue pair.  The
+	 * WRITEs may have filled the send queue: lab3_wait_for_room()
+	 * first.  Remember it in s->sent (chunk_done() counts it when it
+	 * completes), then lab3_tx_sent(). */
 	struct lab3_msg msg = { .type = LAB3_MSG_DONE };
 	int ret;
 
 	msg.done.offset = s->tx.region.region.offset;
 	msg.done.bytes = s->tx.region.region.length;
-	ret = lab3_post_msg(&s->conn, &msg, TAG_DONE);
+	ret = lab3_wait_for_room(&s->conn, 0);
+	if (ret == 0)
+		ret = lab3_post_msg(&s->conn, &msg, TAG_DONE);
 	if (ret != 0)
 		return fail_conn(s, ret);
 	s->sent[s->nsent++] = (struct piece) {

@@ -22,6 +22,12 @@
 #include "listener.h"
 #include "session.h"
 
+/* The server blocks only in its one wait (wait_for_events()): the calls
+ * that can block on a connection are poisoned here, so that using one
+ * does not compile. */
+#pragma GCC poison lab3_wait lab3_wait_for_room lab3_recv_msg lab3_flush
+#pragma GCC poison lab3_send_msg lab3_send_error lab3_disconnect
+
 #define CLOSE_WAIT_MS 1000	/* for a failed session's ERROR to go */
 #define DISCONNECT_WAIT_MS 2000	/* for the sender's DISCONNECTED */
 #define STOPPING_REASON "the receiver is stopping"

@@ -224,7 +224,9 @@ static int refuse_mid_write(struct evil *e)
 	msg.error.code = LAB3_ERR_INTERNAL;
 	snprintf(msg.error.reason, sizeof(msg.error.reason),
 		 "evil receiver refuses mid-write");
-	ret = lab3_post_msg(&e->conn, &msg, 0);
+	ret = lab3_wait_for_room(&e->conn, 0);
+	if (ret == 0)
+		ret = lab3_post_msg(&e->conn, &msg, 0);
 	if (e->mr != NULL) {
 		ibv_dereg_mr(e->mr);
 		e->mr = NULL;

@@ -110,9 +110,10 @@ int lab3_send_bytes(struct lab3_conn *conn, const void *bytes, size_t len)
 
 	if (len > sizeof(union lab3_wire_msg))
 		return -EINVAL;
-	ret = take_credit(conn);
+	ret = lab3_wait_for_room(conn, 0);
 	if (ret != 0)
 		return ret;
+	conn->credits--;
 	memcpy(send_buffer(conn), bytes, len);
 	ret = post_send_buffer(conn, (uint32_t)len, 0);
 	return ret != 0 ? ret : lab3_flush(conn, 0);
