@@ -9,8 +9,9 @@
  *   - the completion model (see struct lab3_conn in common.h):
  *     lab3_poll() takes every completion without blocking (messages to
  *     the inbox, credits back to the send queue, a peer's ERROR to the
- *     connection's error), and lab3_wait() is the one blocking wait, on
- *     the completion channel and the rdma_cm channel together;
+ *     connection's error), and lab3_wait() is a connection's one
+ *     blocking wait, on the completion channel and the rdma_cm channel
+ *     together (through lab3_wait_fds(), the programs' one poll);
  *   - connection setup: the verbs resources of one connection, the
  *     client's resolve/connect (the server's bind/listen/accept are in
  *     listener.c; what particular providers need, behind named hooks,
@@ -414,12 +415,9 @@ int lab3_poll(struct lab3_conn *conn)
 
 /* ---- The one blocking wait ---- */
 
-/* wait_fds: poll() FDS for up to TIMEOUT_MS (-1: no limit), with the
- * signal mask SIGMASK while blocked, if it is not NULL.  A program that
- * blocks its stop signals elsewhere and passes a mask that unblocks them
- * cannot lose a signal that arrives just before the wait. */
-int wait_fds(struct pollfd *fds, nfds_t nfds, long long timeout_ms,
-	     const sigset_t *sigmask)
+/* lab3_wait_fds: the programs' one ppoll(); see listener.h. */
+int lab3_wait_fds(struct pollfd *fds, nfds_t nfds, long long timeout_ms,
+		  const sigset_t *sigmask)
 {
 	struct timespec ts = {
 		.tv_sec = timeout_ms / 1000,
@@ -473,7 +471,7 @@ static int wait_until(struct lab3_conn *conn, long long deadline)
 		fds[0].events = POLLIN;
 		fds[1].fd = conn->comp_channel ? conn->comp_channel->fd : -1;
 		fds[1].events = POLLIN;
-		if (wait_fds(fds, 2, left, conn->wait_sigmask) < 0) {
+		if (lab3_wait_fds(fds, 2, left, conn->wait_sigmask) < 0) {
 			int err = errno;
 
 			return conn_error(conn, -err, "%s", err == EINTR ?

@@ -164,8 +164,8 @@ int lab3_poll(struct lab3_conn *conn);
 
 /* Block until something happens on the connection (completions, which
  * lab3_poll() takes, or an rdma_cm event), for WAIT_MS at most (0: the
- * connection's timeout).  The one blocking wait: it watches the completion
- * channel and the rdma_cm channel together, with the signal mask
+ * connection's timeout).  A connection's one blocking wait: it watches the
+ * completion channel and the rdma_cm channel together, with the signal mask
  * conn->wait_sigmask.  Returns 0, or the connection's error: its own
  * (timed out, interrupted by a signal) or one lab3_poll() found. */
 int lab3_wait(struct lab3_conn *conn, int wait_ms);

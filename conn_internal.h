@@ -32,8 +32,6 @@ enum wr_kind { WR_RECV, WR_SEND, WR_WRITE };
 
 /* In common.c, each explained there. */
 int set_nonblocking(int fd, char *err, size_t err_len);
-int wait_fds(struct pollfd *fds, nfds_t nfds, long long timeout_ms,
-	     const sigset_t *sigmask);
 int wait_cm_event(struct lab3_conn *conn,
 		  enum rdma_cm_event_type wanted);
 int report_errno(struct lab3_conn *conn, const char *call,

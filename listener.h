@@ -9,6 +9,8 @@
 #ifndef LAB3_LISTENER_H
 #define LAB3_LISTENER_H
 
+#include <poll.h>
+
 #include "common.h"
 
 /* A receiver's listening endpoint.  A receiver that stops on signals blocks
@@ -58,6 +60,15 @@ const char *lab3_addr_name(struct rdma_cm_id *id, int peer, char *buf,
 			   size_t len);
 
 /* ---- Serving many connections without blocking ---- */
+
+/* The programs' one poll(): wait on the NFDS descriptors of FDS (a
+ * listener's CM channel, connections' lab3_conn_fd()) for up to
+ * TIMEOUT_MS (-1: no limit), with the signal mask SIGMASK while blocked,
+ * if it is not NULL.  A program that blocks its stop signals elsewhere
+ * and passes a mask that unblocks them cannot lose a signal that arrives
+ * just before the wait.  ppoll()'s result: -1 with errno on failure. */
+int lab3_wait_fds(struct pollfd *fds, nfds_t nfds, long long timeout_ms,
+		  const sigset_t *sigmask);
 
 /* lab3_recv_msg() and lab3_flush() without waiting, for a loop that serves
  * many connections (server.c): -EAGAIN when there is nothing yet.  The

@@ -6,7 +6,6 @@
  * shares the window budget (-b), prints each summary line and stops on
  * SIGINT or SIGTERM.
  */
-#define _GNU_SOURCE	/* ppoll() */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -402,7 +401,8 @@ static int take_cm_events(struct server *srv)
 	return -1;
 }
 
-/* wait_for_events: the one blocking wait: poll() the listener's channel
+/* wait_for_events: where the server blocks, and nowhere else: wait
+ * (lab3_wait_fds(), the programs' one poll) on the listener's channel
  * and every session's completion channel, until something happens or
  * the earliest deadline, with the stop signals let in (WAIT_MASK): the
  * only place they are.  Then take what happened: completions, and
@@ -410,7 +410,6 @@ static int take_cm_events(struct server *srv)
 static int wait_for_events(struct server *srv, const sigset_t *wait_mask)
 {
 	struct pollfd fds[1 + 2 * MAX_SESSIONS_MAX];
-	struct timespec ts, *timeout = NULL;
 	long long next = -1, now = lab3_now_ms();
 	int n = srv->nsessions;
 
@@ -426,13 +425,9 @@ static int wait_for_events(struct server *srv, const sigset_t *wait_mask)
 		if (s->woken)
 			next = now;	/* its turn came: do not sleep */
 	}
-	if (next >= 0) {
+	if (next >= 0)
 		next = next > now ? next - now : 0;
-		ts = (struct timespec){ .tv_sec = next / 1000,
-					.tv_nsec = next % 1000 * 1000000 };
-		timeout = &ts;
-	}
-	if (ppoll(fds, (nfds_t)(1 + n), timeout, wait_mask) < 0) {
+	if (lab3_wait_fds(fds, (nfds_t)(1 + n), next, wait_mask) < 0) {
 		if (errno == EINTR)
 			return 0;	/* serve_loop() sees stop_requested */
 		fprintf(stderr, "receiver: poll: %s\n", strerror(errno));

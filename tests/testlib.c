@@ -28,7 +28,7 @@ static int next_connect_request(struct lab3_listener *listener,
 		};
 		struct rdma_cm_event *event;
 
-		if (wait_fds(&pfd, 1, -1, listener->wait_sigmask) < 0) {
+		if (lab3_wait_fds(&pfd, 1, -1, listener->wait_sigmask) < 0) {
 			int ret = -errno;
 
 			snprintf(listener->err, sizeof(listener->err),
