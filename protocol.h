@@ -72,6 +72,33 @@
  * data.  A reason that begins with LAB3_BUSY_REASON means "not now": the
  * sender may try again later (sender --wait does).
  *
+ * Transport rules, for any peer to interoperate:
+ *   - rdma_cm over RDMA_PS_TCP (a reliable connection), port
+ *     LAB3_DEFAULT_PORT unless told otherwise, no RDMA READ or atomics
+ *     (responder resources and initiator depth 0).
+ *   - One WRITE is at most the port's max_msg_sz (ibv_query_port()): a
+ *     longer chunk goes in several WRITEs, all posted before its DONE.
+ *   - A refusal is a REJECTED event whose private data is printable text
+ *     ending in a NUL: show it.  REJECTED without such data (or, over
+ *     iWARP, rdma_connect() failing with ECONNREFUSED) means that nobody
+ *     listens on that port.
+ *   - Each side gives up after -t seconds of silence (default 30).  A wait
+ *     that grows with the data allows one more second per 4 MiB: the
+ *     receiver's for a DONE (the chunk), the sender's for a REGION (the
+ *     last window) and for the VERDICT (LAB3_WINDOWS_MAX windows, or the
+ *     file if it is shorter).
+ *   - A side that breaks off sends ERROR first when it still can: the
+ *     receiver for a file too large (TOO_LARGE), no room now (RESOURCES),
+ *     a message out of place (PROTOCOL), an ID after a bad verdict
+ *     (NO_KEY) and its own failures (INTERNAL); the sender for a message
+ *     out of place (PROTOCOL) and its own failures (INTERNAL).  Never in
+ *     answer to the peer's ERROR; a side that gives up on silence just
+ *     disconnects.
+ *   - An ERROR wins over the failure that follows it: after a failed
+ *     completion, a side looks for the peer's ERROR for up to 200 ms,
+ *     until a receive has been flushed (receives complete in order), and
+ *     reports its reason rather than the broken connection.
+ *
  * Every message begins with the same header: magic, version, type and the
  * length of the body that follows.  Each type has one fixed size, so the
  * receiving side checks the completion's byte_len against it before it looks
