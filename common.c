@@ -57,9 +57,9 @@ static int wait_until(struct lab3_conn *conn, long long deadline);
 
 /* ---- Small utilities ---- */
 
-/* set_nonblocking: make FD non-blocking, so that a read after poll() can
+/* conn_set_nonblocking: make FD non-blocking, so that a read after poll() can
  * never block the single thread.  A failure is reported in ERR. */
-int set_nonblocking(int fd, char *err, size_t err_len)
+int conn_set_nonblocking(int fd, char *err, size_t err_len)
 {
 	int flags = fcntl(fd, F_GETFL);
 	int ret;
@@ -192,7 +192,7 @@ static int cm_event_error(struct lab3_conn *conn,
 	}
 }
 
-/* lab3_conn_event: see common.h. */
+/* lab3_conn_event: see listener.h. */
 int lab3_conn_event(struct lab3_conn *conn, const struct rdma_cm_event *event)
 {
 	if (conn->verbose)
@@ -493,13 +493,13 @@ static int wait_until(struct lab3_conn *conn, long long deadline)
 	}
 }
 
-/* lab3_conn_fd: see common.h. */
+/* lab3_conn_fd: see listener.h. */
 int lab3_conn_fd(const struct lab3_conn *conn)
 {
 	return conn->comp_channel != NULL ? conn->comp_channel->fd : -1;
 }
 
-/* lab3_conn_ready: see common.h. */
+/* lab3_conn_ready: see listener.h. */
 int lab3_conn_ready(struct lab3_conn *conn)
 {
 	struct ibv_cq *cq;
@@ -511,7 +511,7 @@ int lab3_conn_ready(struct lab3_conn *conn)
 	return lab3_poll(conn);
 }
 
-/* lab3_time_out: see common.h. */
+/* lab3_time_out: see listener.h. */
 int lab3_time_out(struct lab3_conn *conn, int wait_ms)
 {
 	/* After a hang-up (and its settling), the hang-up is the end. */
@@ -563,7 +563,7 @@ static int settle(struct lab3_conn *conn)
 	return 0;
 }
 
-/* lab3_settling: see common.h and unsettled(). */
+/* lab3_settling: see listener.h and unsettled(). */
 int lab3_settling(const struct lab3_conn *conn)
 {
 	return unsettled(conn);
@@ -577,11 +577,11 @@ int lab3_wait(struct lab3_conn *conn, int wait_ms)
 	return settle(conn);
 }
 
-/* wait_cm_event: wait for event WANTED on our cm_id, each step of setup
+/* conn_wait_cm_event: wait for event WANTED on our cm_id, each step of setup
  * within the connection's timeout.  (rdma_cm's events are read only here
  * and in lab3_wait(), so none can have been missed before.) */
-int wait_cm_event(struct lab3_conn *conn,
-		  enum rdma_cm_event_type wanted)
+int conn_wait_cm_event(struct lab3_conn *conn,
+		       enum rdma_cm_event_type wanted)
 {
 	conn->cm_event = NO_CM_EVENT;
 	while (conn->cm_event != wanted) {
@@ -595,12 +595,12 @@ int wait_cm_event(struct lab3_conn *conn,
 
 /* ---- Resources of one connection ---- */
 
-/* report_errno: fill conn->err with "CALL: reason" for a call that has
+/* conn_report_errno: fill conn->err with "CALL: reason" for a call that has
  * just failed, and return the negative errno.  The verbs calls that return
  * NULL do not all promise to set errno, so callers clear it before the call
  * and FALLBACK stands in if it is still 0. */
-int report_errno(struct lab3_conn *conn, const char *call,
-		 int fallback)
+int conn_report_errno(struct lab3_conn *conn, const char *call,
+		      int fallback)
 {
 	int err = errno != 0 ? errno : fallback;
 
@@ -618,16 +618,17 @@ static int create_cq(struct lab3_conn *conn)
 	errno = 0;
 	conn->comp_channel = ibv_create_comp_channel(verbs);
 	if (conn->comp_channel == NULL)
-		return report_errno(conn, "ibv_create_comp_channel", ENOMEM);
-	ret = set_nonblocking(conn->comp_channel->fd, conn->err,
-			      sizeof(conn->err));
+		return conn_report_errno(conn, "ibv_create_comp_channel",
+					 ENOMEM);
+	ret = conn_set_nonblocking(conn->comp_channel->fd, conn->err,
+				   sizeof(conn->err));
 	if (ret != 0)
 		return ret;
 	errno = 0;
 	conn->cq = ibv_create_cq(verbs, LAB3_SEND_DEPTH + LAB3_RECV_DEPTH,
 				 conn, conn->comp_channel, 0);
 	if (conn->cq == NULL)
-		return report_errno(conn, "ibv_create_cq", ENOMEM);
+		return conn_report_errno(conn, "ibv_create_cq", ENOMEM);
 	return 0;
 }
 
@@ -654,10 +655,10 @@ static int create_qp(struct lab3_conn *conn, int on_id)
 	if (!on_id) {
 		conn->qp = ibv_create_qp(conn->pd, &qp_attr);
 		return conn->qp != NULL ? 0 :
-		       report_errno(conn, "ibv_create_qp", ENOMEM);
+		       conn_report_errno(conn, "ibv_create_qp", ENOMEM);
 	}
 	if (rdma_create_qp(conn->id, conn->pd, &qp_attr) != 0)
-		return report_errno(conn, "rdma_create_qp", ENOMEM);
+		return conn_report_errno(conn, "rdma_create_qp", ENOMEM);
 	conn->qp = conn->id->qp;
 	return 0;
 }
@@ -687,11 +688,11 @@ static int query_max_msg_size(struct lab3_conn *conn)
 	return 0;
 }
 
-/* setup_msgs: allocate and register the message buffers (LAB3_RECV_DEPTH
+/* conn_setup_msgs: allocate and register the message buffers (LAB3_RECV_DEPTH
  * receive buffers, then LAB3_SEND_DEPTH send buffers) and post every
  * receive buffer, so that the peer may send as soon as the connection is
  * up. */
-int setup_msgs(struct lab3_conn *conn)
+int conn_setup_msgs(struct lab3_conn *conn)
 {
 	int ret;
 
@@ -716,20 +717,20 @@ int setup_msgs(struct lab3_conn *conn)
 	return 0;
 }
 
-/* build_resources: create, on the device the cm_id resolved to, the
+/* conn_build_resources: create, on the device the cm_id resolved to, the
  * protection domain, completion channel, completion queue and queue pair
  * (on the cm_id if QP_ON_ID) of one connection.  Stores each as it is
- * made, so lab3_conn_destroy() can undo a partial build.  setup_msgs()
+ * made, so lab3_conn_destroy() can undo a partial build.  conn_setup_msgs()
  * comes next, once the queue pair is in INIT (where rdma_create_qp()
  * leaves one on the cm_id; the server moves its own there). */
-int build_resources(struct lab3_conn *conn, int qp_on_id)
+int conn_build_resources(struct lab3_conn *conn, int qp_on_id)
 {
 	int ret;
 
 	errno = 0;
 	conn->pd = ibv_alloc_pd(conn->id->verbs);
 	if (conn->pd == NULL)
-		return report_errno(conn, "ibv_alloc_pd", ENOMEM);
+		return conn_report_errno(conn, "ibv_alloc_pd", ENOMEM);
 	ret = create_cq(conn);
 	if (ret != 0)
 		return ret;
@@ -774,12 +775,12 @@ static int resolve_error(struct lab3_conn *conn, const char *call,
 	return ret;
 }
 
-/* get_addrinfo: rdma_getaddrinfo() for HOST (a name, an IPv4 or an IPv6
+/* conn_get_addrinfo: rdma_getaddrinfo() for HOST (a name, an IPv4 or an IPv6
  * address, with or without the brackets of "[::1]"), with its failure
  * put in words. */
-int get_addrinfo(const char *host, const char *port,
-		 const struct rdma_addrinfo *hints,
-		 struct rdma_addrinfo **res, char *err, size_t err_len)
+int conn_get_addrinfo(const char *host, const char *port,
+		      const struct rdma_addrinfo *hints,
+		      struct rdma_addrinfo **res, char *err, size_t err_len)
 {
 	char unbracketed[INET6_ADDRSTRLEN + 16];
 	size_t len = host != NULL ? strlen(host) : 0;
@@ -810,8 +811,8 @@ static int resolve_addr_and_route(struct lab3_conn *conn, const char *host,
 	struct rdma_addrinfo *addr;
 	int ret;
 
-	ret = get_addrinfo(host, port, &hints, &addr, conn->err,
-			   sizeof(conn->err));
+	ret = conn_get_addrinfo(host, port, &hints, &addr, conn->err,
+				sizeof(conn->err));
 	if (ret != 0)
 		return ret;
 	ret = rdma_resolve_addr(conn->id, NULL, addr->ai_dst_addr,
@@ -822,21 +823,21 @@ static int resolve_addr_and_route(struct lab3_conn *conn, const char *host,
 	rdma_freeaddrinfo(addr);
 	if (ret != 0)
 		return ret;
-	ret = wait_cm_event(conn, RDMA_CM_EVENT_ADDR_RESOLVED);
+	ret = conn_wait_cm_event(conn, RDMA_CM_EVENT_ADDR_RESOLVED);
 	if (ret != 0)
 		return ret;
 	if (rdma_resolve_route(conn->id, RESOLVE_TIMEOUT_MS) != 0)
 		return resolve_error(conn, "rdma_resolve_route",
 				     rdma_get_peer_addr(conn->id));
-	return wait_cm_event(conn, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	return conn_wait_cm_event(conn, RDMA_CM_EVENT_ROUTE_RESOLVED);
 }
 
-/* open_cm_id: open an rdma_cm event channel (non-blocking, so that a read
+/* conn_open_cm_id: open an rdma_cm event channel (non-blocking, so that a read
  * after poll() never blocks) into *CHANNEL and a TCP-like cm_id on it into
  * *ID, with CONTEXT.  The caller destroys both, also after a failure. */
-int open_cm_id(struct rdma_event_channel **channel,
-	       struct rdma_cm_id **id, void *context, char *err,
-	       size_t err_len)
+int conn_open_cm_id(struct rdma_event_channel **channel,
+		    struct rdma_cm_id **id, void *context, char *err,
+		    size_t err_len)
 {
 	int ret;
 
@@ -846,7 +847,7 @@ int open_cm_id(struct rdma_event_channel **channel,
 			 "manager (%s); is rdma_ucm loaded?", strerror(errno));
 		return -ENODEV;
 	}
-	ret = set_nonblocking((*channel)->fd, err, err_len);
+	ret = conn_set_nonblocking((*channel)->fd, err, err_len);
 	if (ret != 0)
 		return ret;
 	if (rdma_create_id(*channel, id, context, RDMA_PS_TCP) != 0) {
@@ -864,17 +865,17 @@ int lab3_connect(struct lab3_conn *conn, const char *host, const char *port)
 	int ret;
 
 	conn->owns_cm_channel = 1;
-	ret = open_cm_id(&conn->cm_channel, &conn->id, conn, conn->err,
-			 sizeof(conn->err));
+	ret = conn_open_cm_id(&conn->cm_channel, &conn->id, conn, conn->err,
+			      sizeof(conn->err));
 	if (ret != 0)
 		return ret;
 	ret = resolve_addr_and_route(conn, host, port);
 	if (ret != 0)
 		return ret;
 
-	ret = build_resources(conn, 1);
+	ret = conn_build_resources(conn, 1);
 	if (ret == 0)
-		ret = setup_msgs(conn);
+		ret = conn_setup_msgs(conn);
 	if (ret != 0)
 		return ret;
 	/* iWARP opens its TCP connection inside rdma_connect(): a port no
@@ -883,8 +884,8 @@ int lab3_connect(struct lab3_conn *conn, const char *host, const char *port)
 	if (rdma_connect(conn->id, &param) != 0)
 		return errno == ECONNREFUSED ?
 		       conn_error(conn, -ECONNREFUSED, "%s", no_listener_msg) :
-		       report_errno(conn, "rdma_connect", EIO);
-	ret = wait_cm_event(conn, RDMA_CM_EVENT_ESTABLISHED);
+		       conn_report_errno(conn, "rdma_connect", EIO);
+	ret = conn_wait_cm_event(conn, RDMA_CM_EVENT_ESTABLISHED);
 	if (ret == 0)
 		siw_nudge_arm(conn);
 	return ret;
@@ -920,7 +921,7 @@ static void shut_server_qp(struct lab3_conn *conn)
 	ibv_modify_qp(conn->qp, &attr, IBV_QP_STATE);
 }
 
-/* lab3_disconnect_start: see common.h. */
+/* lab3_disconnect_start: see listener.h. */
 int lab3_disconnect_start(struct lab3_conn *conn)
 {
 	if (!conn->connected)
@@ -987,7 +988,7 @@ int lab3_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg, int wait_ms)
 	}
 }
 
-/* lab3_try_recv_msg: see common.h. */
+/* lab3_try_recv_msg: see listener.h. */
 int lab3_try_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg)
 {
 	if (conn->error != 0)
@@ -1020,7 +1021,7 @@ int lab3_flush(struct lab3_conn *conn, int wait_ms)
 	}
 }
 
-/* lab3_try_flush: see common.h. */
+/* lab3_try_flush: see listener.h. */
 int lab3_try_flush(struct lab3_conn *conn)
 {
 	if (conn->error != 0)
@@ -1059,9 +1060,9 @@ static int take_credit(struct lab3_conn *conn)
 	return 0;
 }
 
-/* post_send_wr: post WR on the send queue, signaled, under a credit the
+/* conn_post_send_wr: post WR on the send queue, signaled, under a credit the
  * caller has taken (and that comes back if the post fails). */
-int post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr)
+int conn_post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr)
 {
 	struct ibv_send_wr *bad_wr;
 	int ret;
@@ -1076,23 +1077,23 @@ int post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr)
 	return 0;
 }
 
-/* send_buffer: the send buffer for the next SEND.  The buffers are used
+/* conn_send_buffer: the send buffer for the next SEND.  The buffers are used
  * in turn, and one comes round again only after LAB3_SEND_DEPTH more
  * sends: with a credit taken, no more than LAB3_SEND_DEPTH - 1 other
  * requests are outstanding, and the send queue completes in order, so
  * the SEND that last used it has completed. */
-union lab3_wire_msg *send_buffer(struct lab3_conn *conn)
+union lab3_wire_msg *conn_send_buffer(struct lab3_conn *conn)
 {
 	return &conn->msgs[LAB3_RECV_DEPTH + conn->next_send % LAB3_SEND_DEPTH];
 }
 
-/* post_send_buffer: post a SEND of the first LEN bytes of send_buffer(),
- * with TAG, under a credit the caller has taken. */
-int post_send_buffer(struct lab3_conn *conn, uint32_t len,
-		     uint64_t tag)
+/* conn_post_send_buffer: post a SEND of the first LEN bytes of
+ * conn_send_buffer(), with TAG, under a credit the caller has taken. */
+int conn_post_send_buffer(struct lab3_conn *conn, uint32_t len,
+			  uint64_t tag)
 {
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)send_buffer(conn),
+		.addr = (uintptr_t)conn_send_buffer(conn),
 		.length = len,
 		.lkey = conn->msgs_mr->lkey,
 	};
@@ -1102,19 +1103,19 @@ int post_send_buffer(struct lab3_conn *conn, uint32_t len,
 		.num_sge = 1,
 		.opcode = IBV_WR_SEND,
 	};
-	int ret = post_send_wr(conn, &wr);
+	int ret = conn_post_send_wr(conn, &wr);
 
 	if (ret == 0)
 		conn->next_send++;
 	return ret;
 }
 
-/* encode_into_buffer: encode MSG into send_buffer(); its length, or 0
+/* encode_into_buffer: encode MSG into conn_send_buffer(); its length, or 0
  * with conn->err saying why. */
 static size_t encode_into_buffer(struct lab3_conn *conn,
 				 const struct lab3_msg *msg)
 {
-	size_t len = lab3_encode(msg, send_buffer(conn));
+	size_t len = lab3_encode(msg, conn_send_buffer(conn));
 
 	if (len == 0)
 		snprintf(conn->err, sizeof(conn->err),
@@ -1126,7 +1127,7 @@ static size_t encode_into_buffer(struct lab3_conn *conn,
 	return len;
 }
 
-/* post_encoded: encode MSG into send_buffer() and post a SEND of it, with
+/* post_encoded: encode MSG into conn_send_buffer() and post a SEND of it, with
  * TAG, under a credit the caller has taken (given back on failure). */
 static int post_encoded(struct lab3_conn *conn, const struct lab3_msg *msg,
 			uint64_t tag)
@@ -1137,7 +1138,7 @@ static int post_encoded(struct lab3_conn *conn, const struct lab3_msg *msg,
 		conn->credits++;
 		return -EINVAL;
 	}
-	return post_send_buffer(conn, (uint32_t)len, tag);
+	return conn_post_send_buffer(conn, (uint32_t)len, tag);
 }
 
 /* lab3_post_msg: see common.h. */
@@ -1189,7 +1190,7 @@ void lab3_send_error(struct lab3_conn *conn, enum lab3_error_code code,
 			return;
 }
 
-/* lab3_post_error: see common.h. */
+/* lab3_post_error: see listener.h. */
 int lab3_post_error(struct lab3_conn *conn, enum lab3_error_code code,
 		    const char *reason)
 {
@@ -1263,7 +1264,7 @@ int lab3_post_write(struct lab3_conn *conn, struct ibv_mr *mr,
 	};
 	int ret = take_credit(conn);
 
-	return ret != 0 ? ret : post_send_wr(conn, &wr);
+	return ret != 0 ? ret : conn_post_send_wr(conn, &wr);
 }
 
 /* ---- SHA-256 and hex ---- */

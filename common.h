@@ -214,7 +214,8 @@ void lab3_send_error(struct lab3_conn *conn, enum lab3_error_code code,
 
 /* The bytes of memory this process may register (`ulimit -l`): 1 with
  * them in *LIMIT, or 0 when it has no limit.  Root lifts its limit first,
- * so root has none unless it may not raise it (see common.c).  Call it
+ * so root has none unless it may not raise it (see
+ * siw_root_lifts_memlock() in provider.c).  Call it
  * before registering anything. */
 int lab3_memlock_limit(uint64_t *limit);
 

@@ -1,7 +1,8 @@
 /*
  * conn_internal.h - the parts of one connection that common.c shares with
- * listener.c (the server side of the same connection), and nothing else:
- * neither program includes it.
+ * the files behind it: listener.c (the server side), provider.c (the
+ * providers' hooks) and tests/testlib.c.  Neither program's own code
+ * includes it.
  */
 #ifndef LAB3_CONN_INTERNAL_H
 #define LAB3_CONN_INTERNAL_H
@@ -31,31 +32,27 @@ enum wr_kind { WR_RECV, WR_SEND, WR_WRITE };
 #define ACK_TIMEOUT_MAX 20
 
 /* In common.c, each explained there. */
-int set_nonblocking(int fd, char *err, size_t err_len);
-int wait_cm_event(struct lab3_conn *conn,
-		  enum rdma_cm_event_type wanted);
-int report_errno(struct lab3_conn *conn, const char *call,
-		 int fallback);
-int build_resources(struct lab3_conn *conn, int qp_on_id);
-int setup_msgs(struct lab3_conn *conn);
+int conn_set_nonblocking(int fd, char *err, size_t err_len);
+int conn_wait_cm_event(struct lab3_conn *conn,
+		       enum rdma_cm_event_type wanted);
+int conn_report_errno(struct lab3_conn *conn, const char *call,
+		      int fallback);
+int conn_build_resources(struct lab3_conn *conn, int qp_on_id);
+int conn_setup_msgs(struct lab3_conn *conn);
 struct rdma_conn_param conn_params(void);
-int get_addrinfo(const char *host, const char *port,
-		 const struct rdma_addrinfo *hints,
-		 struct rdma_addrinfo **res, char *err, size_t err_len);
-int open_cm_id(struct rdma_event_channel **channel,
-	       struct rdma_cm_id **id, void *context, char *err,
-	       size_t err_len);
+int conn_get_addrinfo(const char *host, const char *port,
+		      const struct rdma_addrinfo *hints,
+		      struct rdma_addrinfo **res, char *err, size_t err_len);
+int conn_open_cm_id(struct rdma_event_channel **channel,
+		    struct rdma_cm_id **id, void *context, char *err,
+		    size_t err_len);
 
 /* In common.c too: the send buffers, for tests/testlib.c's raw SEND,
  * and a work request posted under a credit taken (provider.c's nudge,
  * testlib.c). */
-int post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr);
-union lab3_wire_msg *send_buffer(struct lab3_conn *conn);
-int post_send_buffer(struct lab3_conn *conn, uint32_t len,
-		     uint64_t tag);
-
-/* In listener.c: the server's queue pair to STATE, with the RNR retry
- * and ACK timeout bounded (see there). */
-int move_server_qp(struct lab3_conn *conn, enum ibv_qp_state state);
+int conn_post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr);
+union lab3_wire_msg *conn_send_buffer(struct lab3_conn *conn);
+int conn_post_send_buffer(struct lab3_conn *conn, uint32_t len,
+			  uint64_t tag);
 
 #endif /* LAB3_CONN_INTERNAL_H */

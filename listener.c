@@ -31,8 +31,8 @@ static int bind_to(struct lab3_listener *listener, struct rdma_cm_id *id,
 	int afonly = 1;
 	int ret;
 
-	ret = get_addrinfo(addr, port, &hints, &res, listener->err,
-			   sizeof(listener->err));
+	ret = conn_get_addrinfo(addr, port, &hints, &res, listener->err,
+				sizeof(listener->err));
 	if (ret != 0)
 		return ret;
 	ret = 0;
@@ -101,8 +101,8 @@ int lab3_listen(struct lab3_listener *listener, const char *addr,
 {
 	int ret;
 
-	ret = open_cm_id(&listener->cm_channel, &listener->id, NULL,
-			 listener->err, sizeof(listener->err));
+	ret = conn_open_cm_id(&listener->cm_channel, &listener->id, NULL,
+			      listener->err, sizeof(listener->err));
 	if (ret != 0)
 		return ret;
 	ret = bind_listener(listener, addr, port);
@@ -155,7 +155,7 @@ int lab3_listener_event(struct lab3_listener *listener,
  * sends within about 30 s.  (The serving loop does not wait for them
  * anyway: see wait_for_room() in receiver.c.)
  */
-int move_server_qp(struct lab3_conn *conn, enum ibv_qp_state state)
+static int move_server_qp(struct lab3_conn *conn, enum ibv_qp_state state)
 {
 	static const char *const names[] = {
 		[IBV_QPS_INIT] = "INIT", [IBV_QPS_RTR] = "RTR",
@@ -166,7 +166,7 @@ int move_server_qp(struct lab3_conn *conn, enum ibv_qp_state state)
 
 	errno = 0;
 	if (rdma_init_qp_attr(conn->id, &attr, &mask) != 0)
-		return report_errno(conn, "rdma_init_qp_attr", EINVAL);
+		return conn_report_errno(conn, "rdma_init_qp_attr", EINVAL);
 	/* As librdmacm does: bits 21-23 of the mask are RoCE's in some
 	 * kernels, which InfiniBand refuses. */
 	if (conn->link_layer == IBV_LINK_LAYER_INFINIBAND)
@@ -200,11 +200,11 @@ int lab3_accept_request(struct lab3_listener *listener, struct rdma_cm_id *id,
 	conn->wait_sigmask = listener->wait_sigmask;
 	conn->id = id;
 	id->context = conn;
-	ret = build_resources(conn, 0);
+	ret = conn_build_resources(conn, 0);
 	if (ret == 0)
 		ret = move_server_qp(conn, IBV_QPS_INIT);
 	if (ret == 0)
-		ret = setup_msgs(conn);
+		ret = conn_setup_msgs(conn);
 	if (ret == 0)
 		ret = move_server_qp(conn, IBV_QPS_RTR);
 	if (ret == 0)
@@ -215,7 +215,7 @@ int lab3_accept_request(struct lab3_listener *listener, struct rdma_cm_id *id,
 	}
 	param.qp_num = conn->qp->qp_num;
 	if (rdma_accept(id, &param) != 0)
-		return report_errno(conn, "rdma_accept", EIO);
+		return conn_report_errno(conn, "rdma_accept", EIO);
 	return 0;
 }
 

@@ -50,7 +50,7 @@ static void nudge(struct lab3_conn *conn)
 		fprintf(stderr, "%s: nothing heard yet: a zero-length RDMA "
 			"WRITE (iWARP)\n", conn->prog);
 	conn->credits--;
-	post_send_wr(conn, &wr);
+	conn_post_send_wr(conn, &wr);
 }
 
 /* siw_nudge_arm: see provider.h and nudge(). */

@@ -474,8 +474,10 @@ static int receive(struct sender *s, struct lab3_msg *msg, int wait_ms)
 		return protocol_error(s, why);
 	if (msg->type == LAB3_MSG_REGION && s->times.first_region == 0)
 		s->times.first_region = now_s();	/* the timings */
-	else if (msg->type == LAB3_MSG_VERDICT)
+	else if (msg->type == LAB3_MSG_VERDICT) {
 		s->times.verdict = now_s();
+		show_progress(s, 1);	/* the transfer is over */
+	}
 	return 0;
 }
 
@@ -539,7 +541,7 @@ static int post_write_piece(struct sender *s, uint64_t offset, uint32_t len,
 	struct ibv_mr *mr;
 	int ret;
 
-	while (s->conn.credits == 0 ||
+	while (s->conn.credits == 0 || s->conn.error != 0 ||
 	       (s->nwrites > 0 && s->pinned + len > s->pin_budget)) {
 		ret = lab3_wait(&s->conn, wait_ms);
 		if (ret != 0)

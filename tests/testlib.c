@@ -68,7 +68,7 @@ static int own_channel(struct rdma_cm_id *id,
 			 strerror(errno));
 		return ret;
 	}
-	ret = set_nonblocking((*channel)->fd, err, err_len);
+	ret = conn_set_nonblocking((*channel)->fd, err, err_len);
 	if (ret == 0 && rdma_migrate_id(id, *channel) != 0) {
 		ret = -errno;
 		snprintf(err, err_len, "rdma_migrate_id: %s", strerror(errno));
@@ -100,7 +100,7 @@ int lab3_accept(struct lab3_listener *listener, struct lab3_conn *conn)
 	conn->owns_cm_channel = 1;
 	if (ret != 0)
 		return ret;
-	return wait_cm_event(conn, RDMA_CM_EVENT_ESTABLISHED);
+	return conn_wait_cm_event(conn, RDMA_CM_EVENT_ESTABLISHED);
 }
 
 /* lab3_send_bytes: see testlib.h. */
@@ -114,8 +114,8 @@ int lab3_send_bytes(struct lab3_conn *conn, const void *bytes, size_t len)
 	if (ret != 0)
 		return ret;
 	conn->credits--;
-	memcpy(send_buffer(conn), bytes, len);
-	ret = post_send_buffer(conn, (uint32_t)len, 0);
+	memcpy(conn_send_buffer(conn), bytes, len);
+	ret = conn_post_send_buffer(conn, (uint32_t)len, 0);
 	return ret != 0 ? ret : lab3_flush(conn, 0);
 }
 
