@@ -2,28 +2,17 @@
  * common.c - what the sender and the receiver share: the RDMA plumbing,
  * and the hashes of steps 1 and 4.
  *
- * Read it after protocol.h.  It holds, in order:
- *   - small utilities (a monotonic clock, traces of completions);
- *   - the connection's errors: the first one stays;
- *   - connection-manager events;
- *   - the completion model (see struct lab3_conn in common.h):
- *     lab3_poll() takes every completion without blocking (messages to
- *     the inbox, credits back to the send queue, a peer's ERROR to the
- *     connection's error), and lab3_wait() is a connection's one
- *     blocking wait, on the completion channel and the rdma_cm channel
- *     together (through lab3_wait_fds(), the programs' one poll);
- *   - connection setup: the verbs resources of one connection, the
- *     client's resolve/connect (the server's bind/listen/accept are in
- *     listener.c; what particular providers need, behind named hooks,
- *     in provider.c);
- *   - teardown;
- *   - messages: receive one, post one, send one and wait, send ERROR;
- *   - memory registration and RDMA WRITE;
- *   - SHA-256 (steps 1 and 4) and hex.
+ * Read it after protocol.h.  It holds, in order: small utilities; the
+ * connection's errors (the first one stays); connection-manager events;
+ * the completion model (see struct lab3_conn in common.h: lab3_poll()
+ * takes every completion without blocking, lab3_wait() is a
+ * connection's one blocking wait); the verbs resources of one
+ * connection and the client's resolve/connect; teardown; messages;
+ * memory registration and RDMA WRITE; SHA-256 (steps 1 and 4).
  *
- * Not the lab, in files of their own: the command lines' numbers
- * (args.c), the secret file and the keys (secret.c), the grading ledger
- * (ledger.c) and JSON (json.c).
+ * Behind it, in files of their own: the server side (listener.c), what
+ * particular providers need (provider.c), and what is not the lab
+ * (args.c, secret.c, ledger.c, json.c).
  */
 #define _GNU_SOURCE	/* ppoll() */
 #include <errno.h>
@@ -491,12 +480,6 @@ static int wait_until(struct lab3_conn *conn, long long deadline)
 			}
 		}
 	}
-}
-
-/* lab3_conn_fd: see listener.h. */
-int lab3_conn_fd(const struct lab3_conn *conn)
-{
-	return conn->comp_channel != NULL ? conn->comp_channel->fd : -1;
 }
 
 /* lab3_conn_ready: see listener.h. */

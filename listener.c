@@ -266,3 +266,9 @@ const char *lab3_addr_name(struct rdma_cm_id *id, int peer, char *buf,
 		snprintf(buf, len, "%s:%u", host, port);
 	return buf;
 }
+
+/* lab3_conn_fd: see listener.h. */
+int lab3_conn_fd(const struct lab3_conn *conn)
+{
+	return conn->comp_channel != NULL ? conn->comp_channel->fd : -1;
+}

@@ -3,11 +3,6 @@
  * check their SHA-256, and give each sender whose file arrived intact the
  * secret key for its ID.
  *
- *   ./receiver [-a ADDR] [-p PORT] [-o DIR] [-m MAX_BYTES] [-k SECRET_FILE]
- *              [-t SECONDS] [-l LEDGER] [-c SESSIONS] [-w SIZE] [-n N] [-v]
- *   ./receiver [-k SECRET_FILE] --key-for ID
- *   ./receiver --ledger-summary LEDGER
- *
  * It serves many sessions at once (-c), in one thread, until SIGINT or
  * SIGTERM.  This file is one session's part of the lab: its steps, in the
  * lab's order (see protocol.h).  One function per state; the state is
@@ -47,12 +42,10 @@
  * A session that fails sends ERROR to the sender when it still can, and
  * its summary line says why.  Either way the receiver goes on serving.
  *
- * The rest of the receiver is machinery, in files of its own: the class
- * server that runs many sessions in one thread (server.c), what a session
- * keeps, its file (-o) and its ledger record (-l) (store.c), and the
- * command line and main() (receiver_cli.c); session.h is what they share.
- * This file reads top down: the state machine, its states in the lab's
- * order, then the helpers they use.
+ * The machinery is elsewhere: server.c (the class server), store.c (the
+ * file and ledger record a session keeps), receiver_cli.c (the command
+ * line), session.h (what they share).  This file reads top down: the
+ * state machine, its states in the lab's order, then their helpers.
  */
 #define _GNU_SOURCE	/* sync_file_range() */
 #include <errno.h>
@@ -93,8 +86,6 @@ static int wait_disconnect(struct session *s);	/* the end */
 static int receive(struct session *s, struct lab3_msg *msg, int wait_ms);
 static int receive_any(struct session *s, struct lab3_msg *msg, int wait_ms);
 static int post(struct session *s, const struct lab3_msg *msg, uint64_t tag);
-static int wait_for_peer(struct session *s, int wait_ms);
-static int wait_for_room(struct session *s);
 static int may_send(struct session *s);
 static int judge(struct session *s, const struct lab3_msg *msg);
 static int conn_failed(struct session *s, int ret);
@@ -444,38 +435,6 @@ static int post(struct session *s, const struct lab3_msg *msg, uint64_t tag)
 	return ret != 0 ? conn_failed(s, ret) : 0;
 }
 
-/* wait_for_peer: the step cannot finish before the connection moves:
- * the serving loop comes back to it then, or when WAIT_MS (0: the
- * timeout) have passed in silence.  Returns STEP_WAIT. */
-static int wait_for_peer(struct session *s, int wait_ms)
-{
-	s->room_wait = 0;
-	s->wait_ms = wait_ms > 0 ? wait_ms : s->conn.timeout_ms;
-	if (s->deadline == 0)
-		set_deadline(s);
-	return STEP_WAIT;
-}
-
-/* wait_for_room: the send queue is full: the sender has not taken our
- * last LAB3_SEND_DEPTH messages (a sender that posts no receive for them:
- * its device answers "receiver not ready", and ours tries again, a few
- * seconds at most).  The serving loop comes back when a send completes.
- * Nothing else the sender does makes this wait shorter or longer (see
- * wake()): without room for -t, the session times out (expire()).
- * Returns STEP_WAIT. */
-static int wait_for_room(struct session *s)
-{
-	int again = s->room_wait;
-	int ret = wait_for_peer(s, 0);
-
-	if (s->opt->verbose && !again)
-		fprintf(stderr, "receiver: session %u: the send queue is full: "
-			"waiting for the sender to take our messages\n",
-			s->number);
-	s->room_wait = 1;
-	return ret;
-}
-
 /* may_send: whether a step may post a message now: 0; STEP_WAIT while the
  * connection settles (see lab3_settling()) or when the send queue is full
  * (wait_for_room()); or -1 when the connection has failed, or the sender
@@ -493,15 +452,6 @@ static int may_send(struct session *s)
 		return -1;
 	}
 	return s->conn.credits == 0 ? wait_for_room(s) : 0;
-}
-
-/* set_deadline: when the session's wait runs out: after its silence
- * (wait_ms from now), or at its limit if that comes first. */
-void set_deadline(struct session *s)
-{
-	s->deadline = lab3_now_ms() + s->wait_ms;
-	if (s->limit != LIMIT_NONE && s->limit_at < s->deadline)
-		s->deadline = s->limit_at;
 }
 
 /* judge: let the protocol's rules (lab3_rx_accept) judge MSG.  Returns 0

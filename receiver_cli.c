@@ -2,6 +2,11 @@
  * receiver_cli.c - the receiver's command line and main(): options,
  * usage, the secret file, --key-for, --ledger-summary, fitting the windows
  * to ulimit -l and the budget, then serving (server.c).
+ *
+ *   ./receiver [-a ADDR] [-p PORT] [-o DIR] [-m MAX_BYTES] [-k SECRET_FILE]
+ *              [-t SECONDS] [-l LEDGER] [-c SESSIONS] [-w SIZE] [-n N] [-v]
+ *   ./receiver [-k SECRET_FILE] --key-for ID
+ *   ./receiver --ledger-summary LEDGER
  */
 #include <errno.h>
 #include <getopt.h>

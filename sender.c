@@ -2,9 +2,6 @@
  * sender.c - Lab 3's sender: send one file into a receiver's memory with
  * RDMA WRITE, and trade a student ID for the secret key that proves it.
  *
- *   ./sender [-i ID] [-q] [-v] [-t SECONDS] [--json] <ip> <port> <file>
- *   ./sender --version
- *
  * Before any connection, the file is opened, hashed and mapped, so a
  * missing or unreadable file is reported at once.  Then the lab's sequence
  * (see protocol.h) is a line of states, one function each; the states and

@@ -2,6 +2,10 @@
  * sender_cli.c - the sender's machinery around the lab (declared in
  * sender_cli.h): the command line, --wait's pauses between tries, the
  * progress bar, the summary line and --json.
+ *
+ *   ./sender [-i ID] [-q] [-v] [-t SECONDS] [--wait SECONDS] [--json]
+ *            <ip> <port> <file>
+ *   ./sender --version
  */
 #include <errno.h>
 #include <getopt.h>

@@ -533,6 +533,49 @@ static void stop_sessions(struct server *srv)
 	}
 }
 
+/* ---- A step that waits: its deadline ---- */
+
+/* wait_for_peer: the step cannot finish before the connection moves:
+ * the serving loop comes back to it then, or when WAIT_MS (0: the
+ * timeout) have passed in silence.  Returns STEP_WAIT. */
+int wait_for_peer(struct session *s, int wait_ms)
+{
+	s->room_wait = 0;
+	s->wait_ms = wait_ms > 0 ? wait_ms : s->conn.timeout_ms;
+	if (s->deadline == 0)
+		set_deadline(s);
+	return STEP_WAIT;
+}
+
+/* wait_for_room: the send queue is full: the sender has not taken our
+ * last LAB3_SEND_DEPTH messages (a sender that posts no receive for them:
+ * its device answers "receiver not ready", and ours tries again, a few
+ * seconds at most).  The serving loop comes back when a send completes.
+ * Nothing else the sender does makes this wait shorter or longer (see
+ * wake()): without room for -t, the session times out (expire()).
+ * Returns STEP_WAIT. */
+int wait_for_room(struct session *s)
+{
+	int again = s->room_wait;
+	int ret = wait_for_peer(s, 0);
+
+	if (s->opt->verbose && !again)
+		fprintf(stderr, "receiver: session %u: the send queue is full: "
+			"waiting for the sender to take our messages\n",
+			s->number);
+	s->room_wait = 1;
+	return ret;
+}
+
+/* set_deadline: when the session's wait runs out: after its silence
+ * (wait_ms from now), or at its limit if that comes first. */
+void set_deadline(struct session *s)
+{
+	s->deadline = lab3_now_ms() + s->wait_ms;
+	if (s->limit != LIMIT_NONE && s->limit_at < s->deadline)
+		s->deadline = s->limit_at;
+}
+
 /* ---- The window budget (-b) ---- */
 
 /* take_budget: BYTES of the window budget for S, if they are free and

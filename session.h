@@ -151,7 +151,6 @@ int run_session(struct session *s);		/* the next steps */
 void key_went_out(void *owner, uint64_t tag);	/* step 6's SEND done */
 int give_up(struct session *s, enum lab3_error_code code, const char *fmt,
 	    ...) __attribute__((format(printf, 3, 4)));
-void set_deadline(struct session *s);
 uint64_t window_bytes(const struct session *s);
 void free_windows(struct session *s);
 
@@ -163,7 +162,11 @@ int keep_file(struct session *s);
 int record_session(struct session *s, int key_sent, char *err,
 		   size_t err_len);
 
-/* server.c: the window budget the sessions share, and serving. */
+/* server.c: a step that waits (STEP_WAIT, and when it runs out), the
+ * window budget the sessions share, and serving. */
+int wait_for_peer(struct session *s, int wait_ms);
+int wait_for_room(struct session *s);
+void set_deadline(struct session *s);
 int take_budget(struct session *s, uint64_t bytes);
 int wait_for_budget(struct session *s);
 void give_back(struct session *s, struct window *w);
