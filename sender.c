@@ -53,7 +53,6 @@
 #include "rules.h"
 #include "sender_cli.h"
 
-#define WRITE_PIECE_MAX (8u << 20)	/* bytes in one RDMA WRITE, at most */
 #define HASH_BLOCK (1u << 20)		/* bytes read at a time to hash */
 #define ERROR_LINE_MAX 8192		/* bytes of the one-line error, at most */
 
@@ -138,7 +137,6 @@ static void show_progress(struct sender *s, int final);
 static void print_outcome(const struct sender *s, enum lab3_exit status);
 static int open_file(struct sender *s);
 static int check_file_size(struct sender *s);
-static void set_pin_budget(struct sender *s);
 
 /* ---- The run ---- */
 
@@ -157,7 +155,7 @@ int main(int argc, char **argv)
 
 	if (sender_parse_args(&s.opt, argc, argv) != 0)
 		return LAB3_EXIT_USAGE;
-	set_pin_budget(&s);
+	sender_pin_budget(&s.pin_budget, &s.piece_max);
 
 	if (open_file(&s) != 0) {
 		status = s.exit_status;
@@ -742,28 +740,6 @@ static int check_file_size(struct sender *s)
 	fail(s, LAB3_EXIT_LOCAL, "%s: changed size while being sent "
 	     "(%llu bytes when hashed)", s->opt.path, (unsigned long long)s->size);
 	return -1;
-}
-
-/* set_pin_budget: how many bytes of the file may be registered at once,
- * and so how large a WRITE may be: without limit for root (which lifts
- * it) or under an unlimited `ulimit -l`, else the limit less
- * LAB3_MEMLOCK_RESERVE (half the limit under a tiny one), with pieces
- * small enough that two fit. */
-static void set_pin_budget(struct sender *s)
-{
-	uint64_t limit, piece;
-
-	s->pin_budget = UINT64_MAX;
-	s->piece_max = WRITE_PIECE_MAX;
-	if (!lab3_memlock_limit(&limit))
-		return;
-	s->pin_budget = limit > 2 * LAB3_MEMLOCK_RESERVE ?
-			limit - LAB3_MEMLOCK_RESERVE : limit / 2;
-	piece = s->pin_budget / 2 & ~(uint64_t)4095;
-	if (piece < 4096)
-		piece = 4096;
-	if (piece < s->piece_max)
-		s->piece_max = (uint32_t)piece;
 }
 
 /* ---- The end ---- */

@@ -1,7 +1,8 @@
 /*
  * sender_cli.c - the sender's machinery around the lab (declared in
- * sender_cli.h): the command line, --wait's pauses between tries, the
- * progress bar, the summary line and --json.
+ * sender_cli.h): the command line, the pin budget under `ulimit -l`,
+ * --wait's pauses between tries, the progress bar, the summary line and
+ * --json.
  *
  *   ./sender [-i ID] [-q] [-v] [-t SECONDS] [--wait SECONDS] [--json]
  *            <ip> <port> <file>
@@ -22,6 +23,7 @@
 #include "sender_cli.h"
 
 #define PROGRESS_AFTER 1.0		/* seconds before a progress bar */
+#define WRITE_PIECE_MAX (8u << 20)	/* bytes in one RDMA WRITE, at most */
 #define NOT_MEASURED (-1.0)		/* a phase that never completed */
 
 /* Long options without a short form. */
@@ -374,4 +376,25 @@ int sender_parse_args(struct sender_options *o, int argc, char **argv)
 	}
 	take_operands(o, &argv[optind]);
 	return take_id(o, id);
+}
+
+/* sender_pin_budget: see sender_cli.h.  Without limit for root (which
+ * lifts it) or under an unlimited `ulimit -l`; else the limit less
+ * LAB3_MEMLOCK_RESERVE (half the limit under a tiny one), with pieces
+ * small enough that two fit. */
+void sender_pin_budget(uint64_t *budget, uint32_t *piece_max)
+{
+	uint64_t limit, piece;
+
+	*budget = UINT64_MAX;
+	*piece_max = WRITE_PIECE_MAX;
+	if (!lab3_memlock_limit(&limit))
+		return;
+	*budget = limit > 2 * LAB3_MEMLOCK_RESERVE ?
+		  limit - LAB3_MEMLOCK_RESERVE : limit / 2;
+	piece = *budget / 2 & ~(uint64_t)4095;
+	if (piece < 4096)
+		piece = 4096;
+	if (piece < *piece_max)
+		*piece_max = (uint32_t)piece;
 }

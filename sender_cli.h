@@ -1,7 +1,8 @@
 /*
  * sender_cli.h - the sender's machinery around the lab (sender_cli.c):
- * its command line, --wait's pauses, the progress bar, the summary line
- * and --json.  sender.c holds the lab itself.
+ * its command line, the pin budget under `ulimit -l`, --wait's pauses,
+ * the progress bar, the summary line and --json.  sender.c holds the lab
+ * itself.
  */
 #ifndef LAB3_SENDER_CLI_H
 #define LAB3_SENDER_CLI_H
@@ -55,6 +56,10 @@ int sender_parse_args(struct sender_options *opt, int argc, char **argv);
  * pause before the next try; 0 to try again, or -1. */
 int sender_wait_for_turn(const struct sender_options *opt, const char *why,
 			 double give_up_at, int tries);
+
+/* How many bytes of the file may be registered at once (`ulimit -l`),
+ * into *BUDGET, and so how large one WRITE may be, into *PIECE_MAX. */
+void sender_pin_budget(uint64_t *budget, uint32_t *piece_max);
 
 /* The progress bar for DONE of SIZE bytes of the file NAME; FINAL
  * erases it. */
