@@ -888,6 +888,14 @@ void lab3_disconnect(struct lab3_conn *conn)
 			break;
 }
 
+/* qp_on_id: whether the connection's queue pair is its cm_id's, as a
+ * client's is, which rdma_cm moves and destroys; a server's is its own
+ * (see create_qp()). */
+static int qp_on_id(const struct lab3_conn *conn)
+{
+	return conn->qp == conn->id->qp;
+}
+
 /* shut_server_qp: what rdma_disconnect() does first to a queue pair on
  * the cm_id, done to the server's own: the error state on InfiniBand and
  * RoCE, which ends every work request still outstanding (a SEND the peer
@@ -897,7 +905,7 @@ static void shut_server_qp(struct lab3_conn *conn)
 {
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
 
-	if (conn->qp == NULL || conn->qp == conn->id->qp)
+	if (conn->qp == NULL || qp_on_id(conn))
 		return;
 	if (conn->id->verbs->device->transport_type == IBV_TRANSPORT_IWARP)
 		attr.qp_state = IBV_QPS_SQD;
@@ -921,7 +929,7 @@ void lab3_conn_destroy(struct lab3_conn *conn)
 	if (conn->msgs_mr != NULL)
 		ibv_dereg_mr(conn->msgs_mr);
 	free(conn->msgs);
-	if (conn->qp != NULL && conn->qp == conn->id->qp)
+	if (conn->qp != NULL && qp_on_id(conn))
 		rdma_destroy_qp(conn->id);
 	else if (conn->qp != NULL)
 		ibv_destroy_qp(conn->qp);
