@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #include <openssl/evp.h>
@@ -303,6 +302,7 @@ static void take_peer_error(struct lab3_conn *conn, const struct lab3_msg *msg)
 		return;
 	conn->error = 0;
 	conn->error_from_wc = 0;
+	conn->peer_code = msg->error.code;
 	conn_error(conn, -EREMOTEIO, "%s", msg->error.reason);
 }
 
@@ -494,15 +494,26 @@ int lab3_conn_ready(struct lab3_conn *conn)
 	return lab3_poll(conn);
 }
 
-/* lab3_time_out: see listener.h. */
+/* hung_up: the peer's hang-up ends what we waited for: say so in
+ * conn->err, naming it.  Returns -ECONNRESET. */
+static int hung_up(struct lab3_conn *conn)
+{
+	snprintf(conn->err, sizeof(conn->err), "the peer disconnected%s%s",
+		 conn->awaiting[0] ? " while we waited for " : "",
+		 conn->awaiting);
+	return -ECONNRESET;
+}
+
+/* lab3_time_out: see listener.h.  After a hang-up (and its settling),
+ * the hang-up is the end. */
 int lab3_time_out(struct lab3_conn *conn, int wait_ms)
 {
-	/* After a hang-up (and its settling), the hang-up is the end. */
-	if (conn->disconnected)
-		return conn_error(conn, -ECONNRESET, "the peer disconnected");
-	return conn_error(conn, -ETIMEDOUT, "timed out after %lld s without "
-			  "word from the peer",
-			  ((long long)wait_ms + 999) / 1000);
+	if (conn->error == 0 && conn->disconnected)
+		conn->error = hung_up(conn);
+	return conn_error(conn, -ETIMEDOUT, "timed out after %lld s %s%s",
+			  ((long long)wait_ms + 999) / 1000, conn->awaiting[0] ?
+			  "waiting for " : "without word from the peer",
+			  conn->awaiting);
 }
 
 /* lab3_now_ms: see common.h. */
@@ -539,10 +550,8 @@ static int settle(struct lab3_conn *conn)
 			break;
 	if (conn->error != 0)
 		return conn->error;
-	if (conn->disconnected) {
-		snprintf(conn->err, sizeof(conn->err), "the peer disconnected");
-		return -ECONNRESET;
-	}
+	if (conn->disconnected)
+		return hung_up(conn);
 	return 0;
 }
 
@@ -991,10 +1000,8 @@ int lab3_try_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg)
 			conn->ninbox * sizeof(conn->inbox[0]));
 		return 0;
 	}
-	if (conn->disconnected) {
-		snprintf(conn->err, sizeof(conn->err), "the peer disconnected");
-		return -ECONNRESET;
-	}
+	if (conn->disconnected)
+		return hung_up(conn);
 	return -EAGAIN;
 }
 
@@ -1019,10 +1026,8 @@ int lab3_try_flush(struct lab3_conn *conn)
 		return lab3_settling(conn) ? -EAGAIN : conn->error;
 	if (conn->credits == LAB3_SEND_DEPTH)
 		return 0;
-	if (conn->disconnected && !lab3_settling(conn)) {
-		snprintf(conn->err, sizeof(conn->err), "the peer disconnected");
-		return -ECONNRESET;
-	}
+	if (conn->disconnected && !lab3_settling(conn))
+		return hung_up(conn);
 	return -EAGAIN;
 }
 
@@ -1198,19 +1203,6 @@ int lab3_post_error(struct lab3_conn *conn, enum lab3_error_code code,
 }
 
 /* ---- Memory registration and RDMA WRITE ---- */
-
-/* lab3_memlock_limit: see common.h; root lifts its limit first (see
- * siw_root_lifts_memlock()). */
-int lab3_memlock_limit(uint64_t *limit)
-{
-	struct rlimit rl;
-
-	siw_root_lifts_memlock();
-	if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
-		return 0;
-	*limit = rl.rlim_cur;
-	return 1;
-}
 
 /* lab3_reg_mr: see common.h.  A failure hints at `ulimit -l`, the usual
  * cause of ENOMEM, EPERM or EAGAIN here. */

@@ -84,6 +84,8 @@ struct lab3_conn {
 					 * NULL; see lab3_listener */
 	lab3_sent_fn *sent;		/* or NULL: no tags */
 	void *owner;			/* SENT's first argument */
+	char awaiting[96];		/* what we wait for, in words, for the
+					 * error a silence or hang-up leaves */
 
 	struct rdma_event_channel *cm_channel;
 	int owns_cm_channel;		/* 0 when it is the listener's */
@@ -128,6 +130,7 @@ struct lab3_conn {
 	/* The connection's first error (a negative errno; -EREMOTEIO: the
 	 * peer's ERROR), with err saying what it was. */
 	int error;
+	int peer_code;			/* with -EREMOTEIO: the ERROR's code */
 	int error_from_wc;		/* a failed completion: a peer's ERROR
 					 * that comes after still explains it */
 	int recv_flushed;		/* a receive was flushed: every
@@ -211,13 +214,6 @@ int lab3_send_msg(struct lab3_conn *conn, const struct lab3_msg *msg);
  * peer's own ERROR; keeps conn->error and conn->err. */
 void lab3_send_error(struct lab3_conn *conn, enum lab3_error_code code,
 		     const char *reason);
-
-/* The bytes of memory this process may register (`ulimit -l`): 1 with
- * them in *LIMIT, or 0 when it has no limit.  Root lifts its limit first,
- * so root has none unless it may not raise it (see
- * siw_root_lifts_memlock() in provider.c).  Call it
- * before registering anything. */
-int lab3_memlock_limit(uint64_t *limit);
 
 /* Register LEN bytes at ADDR with ACCESS flags on the connection's PD.
  * A failure is said in conn->err; it is not the connection's error. */

@@ -1,8 +1,8 @@
 /*
  * conn_internal.h - the parts of one connection that common.c shares with
  * the files behind it: listener.c (the server side), provider.c (the
- * providers' hooks) and tests/testlib.c.  Neither program's own code
- * includes it.
+ * providers' hooks) and the project's test tools.  Neither program's
+ * own code includes it.
  */
 #ifndef LAB3_CONN_INTERNAL_H
 #define LAB3_CONN_INTERNAL_H
@@ -47,9 +47,9 @@ int conn_open_cm_id(struct rdma_event_channel **channel,
 		    struct rdma_cm_id **id, void *context, char *err,
 		    size_t err_len);
 
-/* In common.c too: the send buffers, for tests/testlib.c's raw SEND,
- * and a work request posted under a credit taken (provider.c's nudge,
- * testlib.c). */
+/* In common.c too: the send buffers, for the test tools' raw SEND, and
+ * a work request posted under a credit taken (provider.c's nudge, the
+ * test tools). */
 int conn_post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr);
 union lab3_wire_msg *conn_send_buffer(struct lab3_conn *conn);
 int conn_post_send_buffer(struct lab3_conn *conn, uint32_t len,

@@ -14,7 +14,7 @@
 
 /*
  * The ledger is a file of JSON objects, one line per session, always with
- * these fields in this order (README, "The grading ledger"):
+ * these fields in this order:
  *
  *   {"time":"2026-11-22T20:31:05Z","peer":"198.18.0.2:49152",
  *    "id":"student42","file":"report.pdf","bytes":4194304,

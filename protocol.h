@@ -90,10 +90,11 @@
  *   - A side that breaks off sends ERROR first when it still can: the
  *     receiver for a file too large (TOO_LARGE), no room now (RESOURCES),
  *     a message out of place (PROTOCOL), an ID after a bad verdict
- *     (NO_KEY) and its own failures (INTERNAL); the sender for a message
- *     out of place (PROTOCOL) and its own failures (INTERNAL).  Never in
- *     answer to the peer's ERROR; a side that gives up on silence just
- *     disconnects.
+ *     (NO_KEY), a silence past its limit (RESOURCES, naming the message
+ *     it waited for) and its own failures (INTERNAL); the sender for a
+ *     message out of place (PROTOCOL) and its own failures (INTERNAL).
+ *     Never in answer to the peer's ERROR; a sender that gives up on
+ *     silence just disconnects.
  *   - An ERROR wins over the failure that follows it: after a failed
  *     completion, a side looks for the peer's ERROR for up to 200 ms,
  *     until a receive has been flushed (receives complete in order), and

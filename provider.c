@@ -99,7 +99,7 @@ int siw_loopback_einval(int err, const struct sockaddr *dst)
 	return err == EINVAL && is_loopback(dst);
 }
 
-/* siw_root_lifts_memlock: see provider.h.
+/* siw_root_lifts_memlock: lab3_memlock_limit() calls it first.
  *
  * Most providers pin registered memory through the kernel's ib_umem, which
  * lets a process that may lock memory anyway (CAP_IPC_LOCK, as root may)
@@ -109,10 +109,22 @@ int siw_loopback_einval(int err, const struct sockaddr *dst)
  * limit (CAP_SYS_RESOURCE), and does so here: then it has no limit on any
  * provider.  A root that may not raise it keeps it, and the pair fits
  * within it, as any other user does. */
-void siw_root_lifts_memlock(void)
+static void siw_root_lifts_memlock(void)
 {
 	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
 
 	if (geteuid() == 0)
 		(void)setrlimit(RLIMIT_MEMLOCK, &rl);
+}
+
+/* lab3_memlock_limit: see provider.h. */
+int lab3_memlock_limit(uint64_t *limit)
+{
+	struct rlimit rl;
+
+	siw_root_lifts_memlock();
+	if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return 0;
+	*limit = rl.rlim_cur;
+	return 1;
 }

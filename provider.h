@@ -1,7 +1,8 @@
 /*
  * provider.h - the hooks for what particular RDMA providers need
- * (provider.c), each called from one place in the connection's code.
- * Neither program includes it.
+ * (provider.c), each called from one place in the connection's code; and
+ * the locked-memory limit, which one of them lifts, for the programs'
+ * command lines (sender_cli.c, receiver_cli.c) to fit their memory to.
  */
 #ifndef LAB3_PROVIDER_H
 #define LAB3_PROVIDER_H
@@ -30,8 +31,10 @@ int iwarp_flushed_before_established(const struct lab3_conn *conn,
  * the same as ENODEV (no RDMA device has the address). */
 int siw_loopback_einval(int err, const struct sockaddr *dst);
 
-/* siw counts root's registrations against RLIMIT_MEMLOCK: root lifts
- * the limit (see provider.c). */
-void siw_root_lifts_memlock(void);
+/* The bytes of memory this process may register (`ulimit -l`): 1 with
+ * them in *LIMIT, or 0 when it has no limit.  Root lifts its limit first
+ * (siw counts root's registrations against it), so root has none unless
+ * it may not raise it.  Call it before registering anything. */
+int lab3_memlock_limit(uint64_t *limit);
 
 #endif /* LAB3_PROVIDER_H */

@@ -291,7 +291,6 @@ static int send_verdict(struct session *s)
 	verdict = memcmp(sha256, s->sha256, LAB3_SHA256_LEN) == 0 ?
 		  LAB3_VERDICT_GOOD : LAB3_VERDICT_BAD;
 	lab3_rx_decide(&s->rx, verdict);
-	s->has_verdict = 1;
 	if (verdict == LAB3_VERDICT_GOOD && s->tmp_fd >= 0 &&
 	    sync_file(s) != 0) {
 		lab3_post_error(&s->conn, LAB3_ERR_INTERNAL,
@@ -303,7 +302,9 @@ static int send_verdict(struct session *s)
 	 * verdict: an ID among it is out of order (recv_id()). */
 	lab3_poll(&s->conn);
 	s->early = s->conn.ninbox;
-	return post(s, &msg, 0);
+	ret = post(s, &msg, 0);
+	s->has_verdict = ret == 0;	/* the summary's: one that went out */
+	return ret;
 }
 
 /* recv_id: step 5, ID: the student's ID, after a good verdict, and sent

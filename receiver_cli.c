@@ -19,6 +19,7 @@
 
 #include "args.h"
 #include "ledger.h"
+#include "provider.h"
 #include "secret.h"
 #include "session.h"
 
@@ -60,11 +61,11 @@ static const char usage_text[] =
 "Exit status: 0 stopped by a signal, or printed; 1 usage error; 2 local\n"
 "error (secret file, -o directory, ledger); 3 cannot listen or accept.\n";
 
-/* usage: command-line help on stderr, for -h and for a bad command line;
- * the caller picks the exit status. */
-static void usage(void)
+/* usage: command-line help on TO: stdout for -h and --help, asked for;
+ * stderr after a bad command line.  The caller picks the exit status. */
+static void usage(FILE *to)
 {
-	fprintf(stderr, usage_text, LAB3_DEFAULT_PORT, MAX_SESSIONS_MAX,
+	fprintf(to, usage_text, LAB3_DEFAULT_PORT, MAX_SESSIONS_MAX,
 		DEFAULT_MAX_SESSIONS, LAB3_WINDOWS_MAX,
 		DEFAULT_WINDOWS, DEFAULT_SECRET, LAB3_DEFAULT_TIMEOUT);
 }
@@ -178,19 +179,19 @@ static int parse_args(struct options *opt, int argc, char **argv)
 				return -1;
 			break;
 		case 'h':
-			usage();
+			usage(stdout);
 			exit(LAB3_EXIT_OK);
 		case 'V':
 			printf("receiver %s (Lab 3 protocol version %d)\n",
 			       LAB3_RELEASE, LAB3_VERSION);
 			exit(LAB3_EXIT_OK);
 		default:
-			usage();
+			usage(stderr);
 			return -1;
 		}
 	}
 	if (optind != argc) {
-		usage();
+		usage(stderr);
 		return -1;
 	}
 	return check_modes(opt, serving_options);

@@ -4,14 +4,15 @@
  *
  * protocol.h specifies the messages; this file decides, from a handful of
  * counters and no RDMA at all, whether a given message is in its place.
- * receiver.c asks lab3_rx_*, sender.c asks lab3_tx_*, and the fuzzers
- * (tests/fuzz_receiver.c, tests/fuzz_sender.c) and tests/unit.c drive
- * them on their own.  A peer written from protocol.h alone does not need
- * this file: it is one way to keep those rules, kept apart from the I/O.
+ * receiver.c asks lab3_rx_*, sender.c asks lab3_tx_*, and the project's
+ * fuzzers and unit tests drive them on their own.  A peer written from
+ * protocol.h alone does not need this file: it is one way to keep those
+ * rules, kept apart from the I/O.
  */
 #ifndef LAB3_RULES_H
 #define LAB3_RULES_H
 
+#include <byteswap.h>
 #include <stdarg.h>
 
 #include "protocol.h"
@@ -116,6 +117,15 @@ static inline int lab3_rx_take_file_info(struct lab3_rx *rx,
 	uint64_t length = msg->file_info.length;
 
 	rx->length = length;		/* for the record, even if refused */
+	/* A length sent in the host's byte order, not the wire's, reads
+	 * as a huge one: say so when swapping its bytes would make it fit. */
+	if (length > rx->max_bytes && bswap_64(length) <= rx->max_bytes)
+		return lab3_rx_refuse(rx, LAB3_ERR_TOO_LARGE, why, why_len,
+				      "file of %llu bytes is over the "
+				      "receiver's limit; byte-swapped it is "
+				      "%llu: sent in host byte order?",
+				      (unsigned long long)length,
+				      (unsigned long long)bswap_64(length));
 	if (length > rx->max_bytes)
 		return lab3_rx_refuse(rx, LAB3_ERR_TOO_LARGE, why, why_len,
 				      "file of %llu bytes is over the "
@@ -315,13 +325,41 @@ static inline enum lab3_rx_step lab3_rx_step(const struct lab3_rx *rx)
 	}
 }
 
+/* lab3_rx_awaiting: what the receiver waits for at STEP, in words, for
+ * the error that a silence or a hang-up leaves ("timed out after 30 s
+ * waiting for DONE of the chunk at offset 0"); "" when it waits for
+ * nothing of the sender's. */
+static inline void lab3_rx_awaiting(const struct lab3_rx *rx,
+				    enum lab3_rx_step step, char *buf,
+				    size_t len)
+{
+	switch (step) {
+	case LAB3_RX_RECV_FILE_INFO:
+		snprintf(buf, len, "FILE_INFO");
+		break;
+	case LAB3_RX_RECV_DONE:
+		snprintf(buf, len, "DONE of the chunk at offset %llu",
+			 (unsigned long long)(rx->done * rx->window_size));
+		break;
+	case LAB3_RX_RECV_ID:
+		snprintf(buf, len, "ID");
+		break;
+	case LAB3_RX_WAIT_DISCONNECT:
+		snprintf(buf, len, "the sender to hang up");
+		break;
+	default:
+		snprintf(buf, len, "%s", "");
+		break;
+	}
+}
+
 /* ---- The sender's rules, as a pure function ----
  *
  * The sender's states are the lab's sequence, and which message it may
  * take in each, and what the REGIONs it takes must say, follow from the
  * file's size and how far the transfer has come.  As for the receiver,
- * they live here, apart from any RDMA, to be read in one place and fuzzed
- * (tests/fuzz_sender.c); sender.c runs one step function per state.
+ * they live here, apart from any RDMA, to be read in one place and
+ * fuzzed; sender.c runs one step function per state.
  *
  *   lab3_tx_begin   a new run, for a file of SIZE bytes
  *   lab3_tx_sent    the step that sends (or connects, or writes) is done
@@ -476,6 +514,40 @@ static inline int lab3_tx_accept(struct lab3_tx *tx, const struct lab3_msg *msg,
 	default:			/* LAB3_MSG_KEY */
 		tx->state = LAB3_TX_FINISHED;
 		return 0;
+	}
+}
+
+/* lab3_tx_awaiting: what the sender waits for in its current state, in
+ * words, for the error that a silence or a hang-up leaves ("timed out
+ * after 30 s waiting for VERDICT"); "" while it connects. */
+static inline void lab3_tx_awaiting(const struct lab3_tx *tx, char *buf,
+				    size_t len)
+{
+	unsigned long long at = tx->state == LAB3_TX_RECV_REGION ?
+				tx->next_offset : tx->region.region.offset;
+
+	switch (tx->state) {
+	case LAB3_TX_SEND_FILE_INFO:
+	case LAB3_TX_SEND_ID:
+		snprintf(buf, len, "the receiver to take %s",
+			 tx->state == LAB3_TX_SEND_ID ? "ID" : "FILE_INFO");
+		break;
+	case LAB3_TX_RECV_REGION:
+		snprintf(buf, len, "REGION of the chunk at offset %llu", at);
+		break;
+	case LAB3_TX_WRITE_CHUNK:
+	case LAB3_TX_SEND_DONE:
+		snprintf(buf, len, "the WRITEs of the chunk at offset %llu to "
+			 "complete", at);
+		break;
+	case LAB3_TX_RECV_VERDICT:
+	case LAB3_TX_RECV_KEY:
+		snprintf(buf, len, "%s", tx->state == LAB3_TX_RECV_KEY ?
+			 "KEY" : "VERDICT");
+		break;
+	default:
+		snprintf(buf, len, "%s", "");
+		break;
 	}
 }
 

@@ -195,6 +195,8 @@ static enum lab3_exit run(struct sender *s)
 		if (s->opt.verbose)
 			fprintf(stderr, "sender: state %s\n",
 				lab3_tx_state_name(s->tx.state));
+		lab3_tx_awaiting(&s->tx, s->conn.awaiting,
+				 sizeof(s->conn.awaiting));
 		switch (s->tx.state) {
 		case LAB3_TX_CONNECT:	ret = connect_to_receiver(s); break;
 		case LAB3_TX_SEND_FILE_INFO: ret = send_file_info(s); break;
@@ -204,10 +206,12 @@ static enum lab3_exit run(struct sender *s)
 		case LAB3_TX_RECV_VERDICT: ret = recv_verdict(s); break;
 		case LAB3_TX_SEND_ID:	ret = send_id(s); break;
 		case LAB3_TX_RECV_KEY:	ret = recv_key(s); break;
-		default:		/* FINISHED, or ENDED: never here */
-			ret = fail(s, LAB3_EXIT_PROTOCOL, "internal error: "
-				   "no step for state %s",
-				   lab3_tx_state_name(s->tx.state));
+		default:	/* ENDED (a bad verdict), yet the step went on */
+			ret = fail(s, LAB3_EXIT_PROTOCOL, "the run ended in "
+				   "state %s, yet its step returned 0 (a bad "
+				   "verdict must fail the run, exit %d)",
+				   lab3_tx_state_name(s->tx.state),
+				   LAB3_EXIT_BAD_VERDICT);
 			break;
 		}
 	}
@@ -495,12 +499,15 @@ static int fail(struct sender *s, enum lab3_exit status, const char *fmt,
 
 /* fail_conn: the connection failed with RET; conn.err says how.  The
  * receiver's ERROR (the common layer makes it -EREMOTEIO, whatever else
- * went wrong with it) is a refusal, and its reason is what the user
- * needs.  A malformed message is a protocol error, which the receiver is
- * told of.  Anything else (timeouts, a lost peer, transport errors) is a
- * connection error. */
+ * went wrong with it) is a refusal, or with the protocol code a protocol
+ * error of ours, and its reason is what the user needs.  A malformed
+ * message is a protocol error, which the receiver is told of.  Anything
+ * else (timeouts, a lost peer, transport errors) is a connection error. */
 static int fail_conn(struct sender *s, int ret)
 {
+	if (ret == -EREMOTEIO && s->conn.peer_code == LAB3_ERR_PROTOCOL)
+		return fail(s, LAB3_EXIT_PROTOCOL, "the receiver saw a "
+			    "protocol error: %s", s->conn.err);
 	if (ret == -EREMOTEIO)
 		return fail(s, LAB3_EXIT_REFUSED, "the receiver refused: %s",
 			    s->conn.err);

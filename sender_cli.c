@@ -20,6 +20,7 @@
 #include "args.h"
 #include "common.h"
 #include "json.h"
+#include "provider.h"
 #include "sender_cli.h"
 
 #define PROGRESS_AFTER 1.0		/* seconds before a progress bar */
@@ -187,8 +188,8 @@ static void print_json_number(const char *name, double value, int digits)
 
 /* sender_print_json: --json's one line on stdout, a JSON object that tells how
  * the run ended, whichever way it ended once the command line had been
- * accepted.  The fields are documented in the README ("--json"); the
- * error is the one-line error without its "sender: ". */
+ * accepted: verdict, key, timings, error (the one-line error without its
+ * "sender: ") and exit_status. */
 void sender_print_json(const struct sender_options *opt,
 		       const struct sender_times *times,
 		       const struct sender_outcome *out)
@@ -252,7 +253,7 @@ static const char usage_text[] =
 "  -q          no progress bar (shown on a terminal for long transfers)\n"
 "  -v          trace each state and each work completion on stderr\n"
 "  --json      at the end, print one JSON object on stdout instead of the\n"
-"              key: verdict, key, timings, error, exit_status (see README)\n"
+"              key: verdict, key, timings, error, exit_status\n"
 "  --wait SECONDS\n"
 "              when the receiver is busy with other sessions, try again\n"
 "              (with growing pauses) for up to SECONDS (default 0: no)\n"
@@ -263,11 +264,11 @@ static const char usage_text[] =
 "3 connection or transport error, or timeout; 4 refused by the receiver;\n"
 "5 bad verdict (the receiver's hash differs); 6 protocol error.\n";
 
-/* usage: command-line help on stderr, for -h and for a bad command line;
- * the caller picks the exit status. */
-static void usage(void)
+/* usage: command-line help on TO: stdout for -h and --help, asked for;
+ * stderr after a bad command line.  The caller picks the exit status. */
+static void usage(FILE *to)
 {
-	fprintf(stderr, usage_text, LAB3_ID_MAX, LAB3_DEFAULT_TIMEOUT);
+	fprintf(to, usage_text, LAB3_ID_MAX, LAB3_DEFAULT_TIMEOUT);
 }
 
 /* take_id: the student's ID: ID (from -i) or else the login name,
@@ -359,19 +360,19 @@ int sender_parse_args(struct sender_options *o, int argc, char **argv)
 				return -1;
 			break;
 		case 'h':
-			usage();
+			usage(stdout);
 			exit(LAB3_EXIT_OK);
 		case OPT_VERSION:
 			printf("sender %s (Lab 3 protocol version %d)\n",
 			       LAB3_RELEASE, LAB3_VERSION);
 			exit(LAB3_EXIT_OK);
 		default:
-			usage();
+			usage(stderr);
 			return -1;
 		}
 	}
 	if (argc - optind != 3) {
-		usage();
+		usage(stderr);
 		return -1;
 	}
 	take_operands(o, &argv[optind]);

@@ -337,6 +337,16 @@ static const char *room_timeout(struct session *s)
 	return why;
 }
 
+/* end_silence: S's sender said nothing for its timeout: tell it what we
+ * waited for (ERROR, code RESOURCES: the receiver will not hold the
+ * session any longer), and end the session with the same words. */
+static void end_silence(struct session *s)
+{
+	if (s->conn.error == 0 &&
+	    lab3_time_out(&s->conn, s->wait_ms) == -ETIMEDOUT)
+		lab3_post_error(&s->conn, LAB3_ERR_RESOURCES, s->conn.err);
+}
+
 /* expire: S's deadline has passed: a silent sender times out; a closing
  * session stops waiting. */
 static void expire(struct server *srv, struct session *s)
@@ -348,9 +358,10 @@ static void expire(struct server *srv, struct session *s)
 		 s->conn.credits == 0 && s->conn.error == 0 &&
 		 !s->conn.disconnected)
 		end_early(s, room_timeout(s));
-	else if ((s->life == LIFE_ACCEPTING ||
-		  (s->life == LIFE_RUNNING && s->waiting)) &&
+	else if (s->life == LIFE_RUNNING && s->waiting &&
 		 !lab3_settling(&s->conn))
+		end_silence(s);
+	else if (s->life == LIFE_ACCEPTING && !lab3_settling(&s->conn))
 		lab3_time_out(&s->conn, s->wait_ms);
 	advance(srv, s);
 }
@@ -542,6 +553,8 @@ int wait_for_peer(struct session *s, int wait_ms)
 {
 	s->room_wait = 0;
 	s->wait_ms = wait_ms > 0 ? wait_ms : s->conn.timeout_ms;
+	lab3_rx_awaiting(&s->rx, lab3_rx_step(&s->rx), s->conn.awaiting,
+			 sizeof(s->conn.awaiting));
 	if (s->deadline == 0)
 		set_deadline(s);
 	return STEP_WAIT;

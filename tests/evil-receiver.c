@@ -55,6 +55,7 @@
 #include "../args.h"
 #include "../common.h"
 #include "../listener.h"
+#include "../provider.h"
 #include "evil.h"
 #include "testlib.h"
 

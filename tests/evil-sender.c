@@ -66,6 +66,7 @@
 
 #include "../args.h"
 #include "../common.h"
+#include "../provider.h"
 #include "evil.h"
 #include "testlib.h"
 
@@ -429,6 +430,20 @@ static int stop_mid_write(struct evil *e)
 	if (ret == 0)
 		ret = recv_type(e, LAB3_MSG_REGION, &e->region);
 	return ret ? ret : write_bytes(e, 0, (uint32_t)e->size / 2);
+}
+
+/* The chunk's WRITEs, then no DONE, and wait: the receiver's -t must end
+ * the session and say so (its ERROR names the DONE it waited for). */
+static int no_done(struct evil *e)
+{
+	struct lab3_msg msg;
+	int ret = send_info(e, e->size);
+
+	if (ret == 0)
+		ret = recv_type(e, LAB3_MSG_REGION, &e->region);
+	if (ret == 0)
+		ret = write_bytes(e, 0, (uint32_t)e->size);
+	return ret ? ret : lab3_recv_msg(&e->conn, &msg, 120 * 1000);
 }
 
 /* Gone after each step. */
@@ -802,6 +817,7 @@ static const struct evil_mode modes[] = {
 	{ "id-too-long", id_too_long },
 	{ "silent", silent },
 	{ "stop-mid-write", stop_mid_write },
+	{ "no-done", no_done },
 	{ "gone-after-info", gone_after_info },
 	{ "gone-after-region", gone_after_region },
 	{ "gone-after-done", gone_after_done },

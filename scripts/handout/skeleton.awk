@@ -7,8 +7,9 @@
 # becomes that comment, opening "TODO STEP:" instead, and a return of
 # not_implemented(s, "STEP"), which says "STEP not implemented" and
 # fails the run.  not_implemented() itself goes in before the line
-# "/* ---- The run ---- */", and a pragma after the last #include keeps
-# the compiler quiet about the provided helpers that no step uses yet.
+# "/* ---- The run ---- */", and a pragma after the #include lines (once)
+# keeps the compiler quiet about the provided helpers that no step uses
+# yet.
 # Exits 1, saying why, if the markers do not pair up or a marker the
 # skeleton needs is missing.
 
@@ -19,13 +20,12 @@ function die(msg) {
 }
 
 /^#include / { last_include = 1; print; next }
-last_include && !/^#include / {
-	last_include = 0
+last_include && !pragma_done && !/^$/ {
 	pragma_done = 1
-	print ""
 	print "/* The helpers below are yours to use in the steps you write; until"
 	print " * a step uses them, the compiler would call them unused. */"
 	print "#pragma GCC diagnostic ignored \"-Wunused-function\""
+	print ""
 }
 
 $0 == "/* ---- The run ---- */" {

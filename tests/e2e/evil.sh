@@ -32,5 +32,15 @@ do
 done
 echo "$cases misbehaving senders, each followed by a good one"
 
+# A sender that writes its chunk and never says DONE: the receiver gives
+# up after its -t, and tells the sender (ERROR) which message it waited
+# for, as its own summary does.
+waited="timed out after 3 s waiting for DONE of the chunk at offset 0"
+line=$(tests/evil-sender no-done "$RXE_ADDR" "$RX_PORT") ||
+	fail "no-done: the evil sender could not run"
+[ "$line" = "evil-sender: the receiver stopped it: $waited" ] ||
+	fail "no-done: the sender was not told what the receiver waited for: $line"
+expect_summary "verdict none, [0-9.]+ s, failed: $waited\$" "no-done"
+
 stop_receiver
 expect_status 0 "$RX_STATUS" "receiver after SIGTERM"

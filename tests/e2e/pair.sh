@@ -21,7 +21,7 @@ TX_TIMEOUT=3		# the cut sender's -t
 CUT_BYTES=$((16 << 20))	# 16 chunks through the receiver's 1 MiB windows
 # What either side may say when the link is cut: its silence limit ran
 # out, or its NIC gave up resending.
-SILENCE="timed out after [0-9]+ s without word from the peer|(RDMA WRITE|SEND) failed: transport retry counter exceeded"
+SILENCE="timed out after [0-9]+ s waiting for [^,]+|(RDMA WRITE|SEND) failed: transport retry counter exceeded"
 
 # While a transfer runs, starting a process in the VM takes 0.3 s to over
 # a second (measured), and the 16 MiB take about 2 s: the waits on the way
