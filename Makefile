@@ -157,7 +157,7 @@ test-long: deps
 
 demo: deps
 	@$(MAKE) --no-print-directory all
-	scripts/demo
+	DEMO_VERBOSE=$(V) scripts/demo
 
 # One session captured on the bed's link and printed packet by packet;
 # e.g. make wire WIRE="-s 1000000 -w 256K" (see scripts/wire).

@@ -134,7 +134,6 @@ static int post_write_piece(struct sender *s, uint64_t offset, uint32_t len,
 static void sent(void *owner, uint64_t tag);
 static void release_pieces(struct sender *s);
 static void show_progress(struct sender *s, int final);
-static void print_outcome(const struct sender *s, enum lab3_exit status);
 static int open_file(struct sender *s);
 static int check_file_size(struct sender *s);
 
@@ -179,8 +178,11 @@ out_close:
 		munmap(s.data, s.size);
 	if (s.fd >= 0)
 		close(s.fd);
-	if (s.opt.json)
-		print_outcome(&s, status);
+	if (s.opt.json)		/* --json's object, however the run ended */
+		sender_print_json(&s.opt, &s.times, &(struct sender_outcome) {
+			.verdict = s.verdict, .key = s.has_key ? s.key : NULL,
+			.size = s.size, .size_known = s.size_known,
+			.error = s.error, .status = status });
 	return status;
 }
 
@@ -257,7 +259,8 @@ static int send_file_info(struct sender *s)
 {
 	/* SOLUTION step 1: Fill a struct lab3_msg of type LAB3_MSG_FILE_INFO
 	 * (protocol.h) with s->size, s->sha256 and s->name, and send it with
-	 * send_step(), which also moves the state machine on. */
+	 * send_step(), which moves the state machine on, or says why not and
+	 * returns -1. */
 	struct lab3_msg msg = { .type = LAB3_MSG_FILE_INFO };
 
 	msg.file_info.length = s->size;
@@ -273,9 +276,11 @@ static int send_file_info(struct sender *s)
  * within the file. */
 static int recv_region(struct sender *s)
 {
-	/* SOLUTION step 2: Wait for the next message with receive(), allowing
-	 * lab3_wait_for_bytes() of the last window's length (common.h); the
-	 * rules keep the REGION in s->tx.region. */
+	/* SOLUTION step 2: Wait for the REGION with receive(), allowing
+	 * wait_ms = lab3_wait_for_bytes() (common.h) of the last REGION's
+	 * length, s->tx.region.region.length (0 before the first).  The
+	 * rules check it and keep it in s->tx.region; receive() says why
+	 * not and returns -1. */
 	const struct lab3_msg *r = &s->tx.region;
 	struct lab3_msg msg;
 	int wait_ms;
@@ -303,10 +308,14 @@ static int recv_region(struct sender *s)
 static int write_chunk(struct sender *s)
 {
 	/* SOLUTION step 3: RDMA-WRITE the chunk s->tx.region names
-	 * (region.offset into the file, region.length bytes, to region.addr
+	 * (region.length bytes of the file from region.offset, to region.addr
 	 * under region.rkey) in pieces of at most min(s->conn.max_msg_size,
-	 * s->piece_max) bytes, each with post_write_piece(); do not wait for
-	 * them.  Then lab3_tx_sent(&s->tx). */
+	 * s->piece_max) bytes, each with post_write_piece(), whose wait_ms is
+	 * lab3_wait_for_bytes() of one piece; do not wait for them.  First
+	 * check_file_size() if the chunk is not empty.  post_write_piece()'s
+	 * -ENOMEM, -EPERM or -EAGAIN: fail(s, LAB3_EXIT_LOCAL, ...) with
+	 * s->conn.err, and lab3_send_error(..., LAB3_ERR_INTERNAL, ...); any
+	 * other error: fail_conn().  Then lab3_tx_sent(&s->tx). */
 	const struct lab3_msg *r = &s->tx.region;
 	uint64_t offset = r->region.offset, length = r->region.length;
 	uint32_t piece = s->conn.max_msg_size < s->piece_max ?
@@ -349,8 +358,9 @@ static int send_done(struct sender *s)
 	 * lab3_post_msg(..., TAG_DONE) (common.h), without waiting for it
 	 * to complete: it follows the WRITEs on the same queue pair.  The
 	 * WRITEs may have filled the send queue: lab3_wait_for_room()
-	 * first.  Remember it in s->sent (chunk_done() counts it when it
-	 * completes), then lab3_tx_sent(). */
+	 * first.  An error of either: fail_conn().  Remember the chunk in
+	 * s->sent (chunk_done() counts it when its DONE completes), then
+	 * lab3_tx_sent(). */
 	struct lab3_msg msg = { .type = LAB3_MSG_DONE };
 	int ret;
 
@@ -374,10 +384,14 @@ static int send_done(struct sender *s)
  * on it, let every WRITE and DONE of ours complete. */
 static int recv_verdict(struct sender *s)
 {
-	/* SOLUTION step 4: receive() the VERDICT, allowing for the
-	 * receiver storing a chunk in every window; lab3_flush() so that
-	 * every WRITE and DONE has completed; a bad verdict is
-	 * LAB3_EXIT_BAD_VERDICT (use fail()). */
+	/* SOLUTION step 4: receive() the VERDICT (which sets
+	 * s->times.verdict), allowing lab3_wait_for_bytes() of
+	 * LAB3_WINDOWS_MAX times the last REGION's length, or of the file if
+	 * that is less: the receiver may have a chunk to store in each of its
+	 * windows.  Set s->verdict to "good" or "bad"; lab3_flush() so that
+	 * every WRITE and DONE has completed (an error: fail_conn());
+	 * check_file_size().  A bad verdict: fail(s, LAB3_EXIT_BAD_VERDICT,
+	 * ...), which ends the run. */
 	uint64_t last = s->tx.region.region.length;
 	uint64_t behind = (uint64_t)LAB3_WINDOWS_MAX * last;
 	struct lab3_msg msg;
@@ -418,8 +432,8 @@ static int send_id(struct sender *s)
 /* recv_key: step 6, KEY: keep the secret key for main() to print. */
 static int recv_key(struct sender *s)
 {
-	/* SOLUTION step 6: receive() the KEY and keep it in s->key, setting
-	 * s->has_key. */
+	/* SOLUTION step 6: receive() the KEY (wait_ms 0: the timeout) and keep
+	 * it in s->key, setting s->has_key; main() prints it. */
 	struct lab3_msg msg;
 
 	if (receive(s, &msg, 0) != 0)
@@ -626,21 +640,6 @@ static void show_progress(struct sender *s, int final)
 {
 	sender_show_progress(&s->opt, &s->times, s->name, s->bytes_done,
 			     s->size, final);
-}
-
-/* print_outcome: --json's object, however the run ended (STATUS). */
-static void print_outcome(const struct sender *s, enum lab3_exit status)
-{
-	struct sender_outcome out = {
-		.verdict = s->verdict,
-		.key = s->has_key ? s->key : NULL,
-		.size = s->size,
-		.size_known = s->size_known,
-		.error = s->error,
-		.status = status,
-	};
-
-	sender_print_json(&s->opt, &s->times, &out);
 }
 
 /* ---- Before connecting: the file and the ID ---- */
