@@ -63,9 +63,8 @@
  * queue.
  *
  * Either side may send ERROR instead of its next message.  It carries a code
- * and a short printable reason for the peer to show, and ends the session.
- * A sender whose file is too large, for example, gets ERROR instead of
- * REGION.
+ * and a short printable reason for the peer to show, and ends the session
+ * (a file too large, for example, gets ERROR instead of REGION).
  *
  * A receiver that cannot take a session at all rejects the connection
  * request (rdma_reject) with a printable reason and its NUL as the private
@@ -82,11 +81,12 @@
  *     ending in a NUL: show it.  REJECTED without such data (or, over
  *     iWARP, rdma_connect() failing with ECONNREFUSED) means that nobody
  *     listens on that port.
- *   - Each side gives up after -t seconds of silence (default 30).  A wait
- *     that grows with the data allows one more second per 4 MiB: the
- *     receiver's for a DONE (the chunk), the sender's for a REGION (the
- *     last window) and for the VERDICT (LAB3_WINDOWS_MAX windows, or the
- *     file if it is shorter).
+ *   - Each side gives up after -t seconds of silence (default 30): of no
+ *     completion at all, so each WRITE or SEND of its own that completes
+ *     starts the wait again, as a message does.  A wait that grows with
+ *     the data allows one more second per 4 MiB: the receiver's for a
+ *     DONE (the chunk), the sender's for a REGION (the last window) and
+ *     for the VERDICT (LAB3_WINDOWS_MAX windows, or the file if shorter).
  *   - A side that breaks off sends ERROR first when it still can: the
  *     receiver for a file too large (TOO_LARGE), no room now (RESOURCES),
  *     a message out of place (PROTOCOL), an ID after a bad verdict
