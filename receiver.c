@@ -543,7 +543,7 @@ static int setup_windows(struct session *s)
 }
 
 /* free_windows: deregister and free the windows, drop the hash and any
- * temporary file that did not become the saved file. */
+ * temporary file that did not become the saved file (drop_tmp_file()). */
 void free_windows(struct session *s)
 {
 	uint64_t size = window_bytes(s);
@@ -557,8 +557,5 @@ void free_windows(struct session *s)
 	}
 	leave_queue(s);
 	lab3_sha256_free(&s->hash);
-	if (s->tmp_fd >= 0) {
-		close(s->tmp_fd);
-		unlink(s->tmp_path);
-	}
+	drop_tmp_file(s);
 }

@@ -37,7 +37,7 @@
 static const char usage_text[] =
 "usage: receiver [-v] [-a ADDR] [-p PORT] [-o DIR] [-m MAX_BYTES] [-l LEDGER]\n"
 "                [-c SESSIONS] [-w WINDOW_SIZE] [-n WINDOWS] [-b BUDGET]\n"
-"                [-k SECRET_FILE] [-t SECONDS]\n"
+"                [-k SECRET_FILE] [-t SECONDS] [--keep-failed]\n"
 "       receiver [-k SECRET_FILE] --key-for ID\n"
 "       receiver --ledger-summary LEDGER | --version | -h | --help\n"
 "\n"
@@ -45,6 +45,8 @@ static const char usage_text[] =
 "\n"
 "  -a ADDR, -p PORT  listen on ADDR (default: all), PORT (default %d; 0: any)\n"
 "  -o DIR          save each verified file into DIR, under its base name\n"
+"  --keep-failed   with -o, keep what a session that failed received, as\n"
+"                  DIR/.failed/session-N, to compare with what was sent\n"
 "  -m MAX_BYTES    refuse larger files; K, M, G suffixes (default 64G)\n"
 "  -c SESSIONS     senders served at once, 1 to %d; more are busy (default %d)\n"
 "  -w WINDOW_SIZE, -n WINDOWS  each session's windows: 64K to 1G (default\n"
@@ -139,6 +141,10 @@ static int check_modes(const struct options *opt, int serving_options)
 		fprintf(stderr, "receiver: --key-for takes no option but -k\n");
 		return -1;
 	}
+	if (opt->keep_failed && opt->out_dir == NULL) {
+		fprintf(stderr, "receiver: --keep-failed needs -o DIR\n");
+		return -1;
+	}
 	if (opt->ledger_summary != NULL && (serving_options ||
 	    opt->key_for != NULL || opt->secret_path != NULL)) {
 		fprintf(stderr, "receiver: --ledger-summary takes no other "
@@ -154,6 +160,7 @@ static int parse_args(struct options *opt, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "keep-failed", no_argument, NULL, 'F' },
 		{ "key-for", required_argument, NULL, 'K' },
 		{ "ledger-summary", required_argument, NULL, 'L' },
 		{ "version", no_argument, NULL, 'V' },
@@ -163,7 +170,7 @@ static int parse_args(struct options *opt, int argc, char **argv)
 
 	while ((opt_char = getopt_long(argc, argv, "a:b:c:hk:l:m:n:o:p:t:vw:",
 				       longopts, NULL)) != -1) {
-		if (strchr("almnoptvw", opt_char) != NULL)
+		if (strchr("almnoptvwF", opt_char) != NULL)
 			serving_options = 1;
 		switch (opt_char) {
 		case 'a': opt->addr = optarg; break;
@@ -173,6 +180,7 @@ static int parse_args(struct options *opt, int argc, char **argv)
 		case 'K': opt->key_for = optarg; break;
 		case 'L': opt->ledger_summary = optarg; break;
 		case 'v': opt->verbose = 1; break;
+		case 'F': opt->keep_failed = 1; break;
 		case 'p': case 'm': case 'w': case 'n': case 't': case 'c':
 		case 'b':
 			if (parse_number_option(opt, opt_char, optarg) != 0)

@@ -56,6 +56,8 @@ static void print_summary(const struct session *s)
 		printf(", key sent");
 	if (s->saved_as[0])
 		printf(", saved as %s", s->saved_as);
+	if (s->kept_as[0])
+		printf(", kept as %s", s->kept_as);
 	printf(", %.2f s", seconds);
 	if (s->error[0])
 		printf(", failed: %s", s->error);

@@ -44,6 +44,7 @@ struct options {
 	uint64_t budget;		/* -b: window memory, all sessions */
 	int budget_given;
 	int verbose;
+	int keep_failed;		/* --keep-failed */
 };
 
 /* One window: registered memory that one chunk of the file is written
@@ -110,6 +111,7 @@ struct session {
 	char id[LAB3_ID_MAX + 1];
 	int key_sent;
 	char saved_as[3 * LAB3_ID_MAX + LAB3_NAME_MAX + 2];	/* ID/NAME */
+	char kept_as[32];		/* --keep-failed: .failed/session-N */
 	char error[LAB3_ERR_LEN];		/* why the session failed */
 
 	int ledger_fd;				/* -l, or -1 */
@@ -159,6 +161,7 @@ int write_all(int fd, const uint8_t *buf, uint64_t len);
 int open_tmp_file(struct session *s);
 int sync_file(struct session *s);
 int keep_file(struct session *s);
+void drop_tmp_file(struct session *s);
 int record_session(struct session *s, int key_sent, char *err,
 		   size_t err_len);
 

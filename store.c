@@ -140,6 +140,33 @@ out_unlink:
 	return -1;
 }
 
+/* drop_tmp_file: the session is over and its file was not saved: drop
+ * the temporary file, or with --keep-failed keep it as
+ * DIR/.failed/session-N, what arrived for the grader to compare with what
+ * was sent (a later run's session N replaces it). */
+void drop_tmp_file(struct session *s)
+{
+	char kept[PATH_MAX];
+	int n;
+
+	if (s->tmp_fd < 0)
+		return;
+	close(s->tmp_fd);
+	s->tmp_fd = -1;
+	n = snprintf(kept, sizeof(kept), "%s/.failed", s->opt->out_dir);
+	if (s->opt->keep_failed && n + 32 < (int)sizeof(kept) &&
+	    (mkdir(kept, 0755) == 0 || errno == EEXIST)) {
+		snprintf(kept + n, sizeof(kept) - (size_t)n, "/session-%u",
+			 s->number);
+		if (rename(s->tmp_path, kept) == 0) {
+			snprintf(s->kept_as, sizeof(s->kept_as),
+				 ".failed/session-%u", s->number);
+			return;
+		}
+	}
+	unlink(s->tmp_path);
+}
+
 /* ---- The grading ledger (-l) ---- */
 
 /* record_session: append the session's record to the ledger, KEY_SENT

@@ -78,24 +78,83 @@ printed_key() {
 	sed -n 's/^secret key: \([0-9a-f]\{64\}\)$/\1/p' <<<"$S_OUT" | head -n 1
 }
 
+# window_of RECEIVER_OPTION...: the receiver's window size in bytes, from
+# its -w (16 MiB without one).
+window_of() {
+	local w=16M
+	while [ $# -gt 0 ]; do
+		[ "$1" = -w ] && w=$2
+		shift
+	done
+	numfmt --from=iec "$w"
+}
+
+# chunk_source ARRIVED FILE W K: the chunk of FILE, at a multiple of W,
+# whose bytes chunk K of ARRIVED holds; "zeros" if it holds only zeros;
+# nothing if neither.
+chunk_source() {
+	local arrived=$1 file=$2 w=$3 k=$4 j size
+	size=$(stat -c %s "$file")
+	cmp -s <(tail -c +$((k * w + 1)) "$arrived" | head -c "$w") \
+		<(head -c "$(( w < size - k * w ? w : size - k * w ))" /dev/zero) &&
+		{ echo zeros; return; }
+	for ((j = 0; j * w < size; j++)); do
+		cmp -s <(tail -c +$((k * w + 1)) "$arrived" | head -c "$w") \
+			<(tail -c +$((j * w + 1)) "$file" | head -c "$w") &&
+			{ echo $((j * w)); return; }
+	done
+}
+
+# hint LINE FILE W: what the evidence says went wrong in a failed
+# transfer of FILE through windows of W bytes, LINE being the receiver's
+# summary: for a bad verdict, what arrived (kept by --keep-failed)
+# against FILE; for any other failure, the receiver's reason.
+hint() {
+	local line=$1 file=$2 w=$3 kept at k from
+	kept=$(sed -n 's/.*, kept as \([^,]*\),.*/\1/p' <<<"$line")
+	if [[ $line == *"verdict bad"* && -n $kept && -f $OUT/$kept ]]; then
+		at=$(cmp "$OUT/$kept" "$file" 2>/dev/null |
+			sed -n 's/.* differ: byte \([0-9]*\),.*/\1/p')
+		if [ -z "$at" ]; then
+			echo "the file arrived intact, so the SHA-256 that FILE_INFO" \
+				"claimed is not the file's: is it taken over all its bytes?"
+			return
+		fi
+		k=$(((at - 1) / w))
+		from=$(chunk_source "$OUT/$kept" "$file" "$w" "$k")
+		printf 'the first byte that differs is at offset %d, in chunk %d' \
+			$((at - 1)) "$k"
+		case $from in
+		zeros) echo " (offset $((k * w))), which holds only zeros: was it written?" ;;
+		"") echo " (offset $((k * w)))" ;;
+		*) echo "; chunk $k holds the file's bytes from offset $from:" \
+			"are the WRITEs placed by the REGION's offset?" ;;
+		esac
+	elif [[ $line == *", failed: "* ]]; then
+		echo "the receiver: ${line#*, failed: }"
+	fi
+}
+
 # check_transfer NAME ID SIZE RECEIVER_OPTION...: the lab's path: a file
 # of SIZE bytes to a receiver with RECEIVER_OPTION... and -o: the sender
 # exits 0 and prints the key that `receiver --key-for ID` gives, the
 # receiver's summary line says the verdict was good and the key sent,
-# and the saved file is byte-identical.
+# and the saved file is byte-identical.  A failure says what the evidence
+# shows (hint()).
 check_transfer() {
-	local name=$1 id=$2 size=$3 file=/tmp/grade-$1.bin line want diff
+	local name=$1 id=$2 size=$3 file=/tmp/grade-$1.bin line want diff why
 	shift 3
 	make_file "$file" "$size"
 	rm -rf "$OUT"
 	mkdir -p "$OUT"
-	start_receiver -t "$T" -o "$OUT" -k "$SECRET" "$@" ||
+	start_receiver -t "$T" -o "$OUT" --keep-failed -k "$SECRET" "$@" ||
 		{ result "$name" fail "the receiver did not start"; return; }
 	run_sender "$id" "$file"
 	line=$(summary_line)
+	why=$(hint "$line" "$file" "$(window_of "$@")")
 	want=$(./receiver -k "$SECRET" --key-for "$id")
 	if [ "$S_STATUS" -ne 0 ]; then
-		result "$name" fail "the sender failed $(said)"
+		result "$name" fail "the sender failed $(said)${why:+; $why}"
 	elif [ "$(printed_key)" != "$want" ]; then
 		result "$name" fail "the key printed is not the key for $id:" \
 			"'$(head -n 1 <<<"$S_OUT")'"
@@ -138,15 +197,16 @@ check_big() {
 	fi
 }
 
-# expect_failure NAME STATUS WHAT: the sender must have exited STATUS and
-# printed no key: WHAT is what the check is about.
+# expect_failure NAME STATUS WHAT HINT: the sender must have exited
+# STATUS and printed no key: WHAT is what the check is about, HINT the
+# likely mistake when it did not.
 expect_failure() {
-	local name=$1 want=$2 what=$3
+	local name=$1 want=$2 what=$3 hint=$4
 	if [ -n "$(printed_key)" ] || grep -qi "secret key" <<<"$S_OUT"; then
-		result "$name" fail "$what, yet it printed a key $(said)"
+		result "$name" fail "$what, yet it printed a key $(said): $hint"
 	elif [ "$S_STATUS" -ne "$want" ]; then
 		result "$name" fail "$what: exit status $S_STATUS, expected" \
-			"$want${S_ERR:+; it said: $S_ERR}"
+			"$want${S_ERR:+; it said: $S_ERR}: $hint"
 	else
 		result "$name" pass "$what: exit $want, no key (${S_SECS} s)"
 	fi
@@ -161,7 +221,8 @@ check_over_max() {
 		{ result "$1" fail "the receiver did not start"; return; }
 	run_sender grade-over "$file"
 	summary_line >/dev/null
-	expect_failure "$1" 4 "a file over the receiver's -m"
+	expect_failure "$1" 4 "a file over the receiver's -m" \
+		"an ERROR instead of the REGION must end the run (exit 4)"
 	rm -f "$file"
 }
 
@@ -185,7 +246,8 @@ check_bad_verdict() {
 	make_file "$file" 300000
 	evil_receiver bad-verdict grade-bad "$file" ||
 		{ result "$1" fail "$EVIL_LINE"; return; }
-	expect_failure "$1" 5 "a bad verdict"
+	expect_failure "$1" 5 "a bad verdict" \
+		"a bad VERDICT must end the run (exit 5), with no ID sent"
 	rm -f "$file"
 }
 
@@ -199,9 +261,11 @@ check_silent() {
 		{ result "$1" fail "$EVIL_LINE"; return; }
 	if awk -v s="$S_SECS" -v t="$T" 'BEGIN { exit !(s > 2 * t + 2) }'; then
 		result "$1" fail "a silent receiver: gave up only after" \
-			"$S_SECS s with -t $T $(said)"
+			"$S_SECS s with -t $T $(said): does every wait end" \
+			"after -t seconds of silence?"
 	else
-		expect_failure "$1" 3 "a silent receiver"
+		expect_failure "$1" 3 "a silent receiver" \
+			"a wait with nothing heard for -t seconds must end the run (exit 3)"
 	fi
 	rm -f "$file"
 }
@@ -213,7 +277,8 @@ check_killed() {
 	make_file "$file" $((32 << 20))
 	evil_receiver killed-mid-write grade-killed "$file" ||
 		{ result "$1" fail "$EVIL_LINE"; return; }
-	expect_failure "$1" 3 "a receiver killed mid-transfer"
+	expect_failure "$1" 3 "a receiver killed mid-transfer" \
+		"a connection that breaks must end the run (exit 3)"
 	rm -f "$file"
 }
 
