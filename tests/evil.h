@@ -1,5 +1,5 @@
 /*
- * evil.h - what the misbehaving test programs (tests/evil-sender.c,
+ * evil.h - what the misbehaving test programs (the evil sender and
  * tests/evil-receiver.c) share.  Test-only.
  */
 #ifndef LAB3_EVIL_H

@@ -1,7 +1,7 @@
 /*
  * testlib.c - calls that only the tests need (declared in testlib.h): a
  * blocking accept for tools that serve one connection at a time
- * (tests/evil-receiver), raw bytes sent as they are (tests/evil-sender)
+ * (tests/evil-receiver), raw bytes sent as they are (the evil sender)
  * and a one-shot SHA-256.  The programs never link it.
  */
 #include <errno.h>

@@ -12,8 +12,8 @@
 int lab3_accept(struct lab3_listener *listener, struct lab3_conn *conn);
 
 /* SEND the LEN bytes at BYTES as they are, and wait until the send queue
- * is empty: for a tool that must send malformed messages on purpose
- * (tests/evil-sender). */
+ * is empty: for a tool that must send malformed messages on purpose (the
+ * evil sender). */
 int lab3_send_bytes(struct lab3_conn *conn, const void *bytes, size_t len);
 
 /* SHA-256 of the LEN bytes at DATA into OUT; 0, or -EIO if OpenSSL fails. */
