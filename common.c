@@ -7,12 +7,13 @@
  * the completion model (see struct lab3_conn in common.h: lab3_poll()
  * takes every completion without blocking, lab3_wait() is a
  * connection's one blocking wait); the verbs resources of one
- * connection and the client's resolve/connect; teardown; messages;
- * memory registration and RDMA WRITE; SHA-256 (steps 1 and 4).
+ * connection; teardown; messages; memory registration; SHA-256 (steps 1
+ * and 4).
  *
- * Behind it, in files of their own: the server side (listener.c), what
- * particular providers need (provider.c), and what is not the lab
- * (args.c, secret.c, ledger.c, json.c).
+ * Beside it, in files of their own: the two sides of a connection, the
+ * client's (client.c: resolve, connect, the RDMA WRITE) and the server's
+ * (listener.c); what particular providers need (provider.c); and what is
+ * not the lab (args.c, secret.c, ledger.c, json.c).
  */
 #define _GNU_SOURCE	/* ppoll() */
 #include <errno.h>
@@ -32,7 +33,6 @@
 #include "provider.h"
 #include "listener.h"
 
-#define RESOLVE_TIMEOUT_MS 5000	/* rdma_resolve_addr / _route budget */
 #define DISCONNECT_WAIT_MS 2000	/* how long to wait for DISCONNECTED */
 #define NO_CM_EVENT ((enum rdma_cm_event_type)-1)	/* none yet */
 #define SETTLE_MS 200		/* after a failed completion or a hang-up,
@@ -99,10 +99,7 @@ static void trace_wc(const struct lab3_conn *conn, const struct ibv_wc *wc)
 /* conn_error: the connection has failed with RET (a negative errno), FMT
  * saying why.  The first failure stays: a later one changes nothing (but
  * see take_peer_error()).  Returns the connection's error. */
-static int conn_error(struct lab3_conn *conn, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int conn_error(struct lab3_conn *conn, int ret, const char *fmt, ...)
+int conn_error(struct lab3_conn *conn, int ret, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -119,9 +116,9 @@ static int conn_error(struct lab3_conn *conn, int ret, const char *fmt, ...)
 
 /* What rdma_cm's ENODEV means to a user: the address is not on (or routed
  * through) any RDMA device, e.g. a plain Ethernet address without rxe. */
-static const char no_device_msg[] =
+const char conn_no_device_msg[] =
 	"no RDMA device reachable for that address";
-static const char no_listener_msg[] =
+const char conn_no_listener_msg[] =
 	"connection refused (is a receiver listening on that port?)";
 
 /* rejection_reason: the printable reason a receiver put in its rejection
@@ -148,7 +145,7 @@ static int cm_event_error(struct lab3_conn *conn,
 	switch (event->event) {
 	case RDMA_CM_EVENT_ADDR_ERROR:
 		return conn_error(conn, -EHOSTUNREACH, "%s",
-				  event->status == -ENODEV ? no_device_msg :
+				  event->status == -ENODEV ? conn_no_device_msg :
 				  "cannot resolve the address to an RDMA "
 				  "device");
 	case RDMA_CM_EVENT_ROUTE_ERROR:
@@ -169,7 +166,7 @@ static int cm_event_error(struct lab3_conn *conn,
 			return conn_error(conn, -ECONNREFUSED,
 					  "connection refused: %s", why);
 		}
-		return conn_error(conn, -ECONNREFUSED, "%s", no_listener_msg);
+		return conn_error(conn, -ECONNREFUSED, "%s", conn_no_listener_msg);
 	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
 		return conn_error(conn, -ECONNRESET, "the peer disconnected");
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
@@ -748,25 +745,6 @@ struct rdma_conn_param conn_params(void)
 	return param;
 }
 
-/* ---- Client side ---- */
-
-/* resolve_error: report a failed rdma_resolve_addr() or
- * rdma_resolve_route() (CALL) for the address DST.  ENODEV gets words of
- * its own: it is what a user sees when the address is on no RDMA device
- * (and what siw means by its EINVAL for a loopback address). */
-static int resolve_error(struct lab3_conn *conn, const char *call,
-			 const struct sockaddr *dst)
-{
-	int ret = -errno;
-
-	if (errno == ENODEV || siw_loopback_einval(errno, dst))
-		snprintf(conn->err, sizeof(conn->err), "%s", no_device_msg);
-	else
-		snprintf(conn->err, sizeof(conn->err), "%s: %s", call,
-			 strerror(errno));
-	return ret;
-}
-
 /* conn_get_addrinfo: rdma_getaddrinfo() for HOST (a name, an IPv4 or an IPv6
  * address, with or without the brackets of "[::1]"), with its failure
  * put in words. */
@@ -790,38 +768,6 @@ int conn_get_addrinfo(const char *host, const char *port,
 	snprintf(err, err_len, "cannot resolve the address: %s",
 		 ret == EAI_SYSTEM ? strerror(errno) : gai_strerror(ret));
 	return -EHOSTUNREACH;
-}
-
-/* resolve_addr_and_route: look HOST:PORT up, then have rdma_cm resolve it
- * to a local RDMA device and a route to the peer, waiting for each step's
- * event: what must happen before the resources can be built on that
- * device. */
-static int resolve_addr_and_route(struct lab3_conn *conn, const char *host,
-				  const char *port)
-{
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
-	struct rdma_addrinfo *addr;
-	int ret;
-
-	ret = conn_get_addrinfo(host, port, &hints, &addr, conn->err,
-				sizeof(conn->err));
-	if (ret != 0)
-		return ret;
-	ret = rdma_resolve_addr(conn->id, NULL, addr->ai_dst_addr,
-				RESOLVE_TIMEOUT_MS);
-	if (ret != 0)
-		ret = resolve_error(conn, "rdma_resolve_addr",
-				    addr->ai_dst_addr);
-	rdma_freeaddrinfo(addr);
-	if (ret != 0)
-		return ret;
-	ret = conn_wait_cm_event(conn, RDMA_CM_EVENT_ADDR_RESOLVED);
-	if (ret != 0)
-		return ret;
-	if (rdma_resolve_route(conn->id, RESOLVE_TIMEOUT_MS) != 0)
-		return resolve_error(conn, "rdma_resolve_route",
-				     rdma_get_peer_addr(conn->id));
-	return conn_wait_cm_event(conn, RDMA_CM_EVENT_ROUTE_RESOLVED);
 }
 
 /* conn_open_cm_id: open an rdma_cm event channel (non-blocking, so that a read
@@ -848,39 +794,6 @@ int conn_open_cm_id(struct rdma_event_channel **channel,
 		return ret;
 	}
 	return 0;
-}
-
-/* lab3_connect: the client's setup, in rdma_cm's order; see common.h. */
-int lab3_connect(struct lab3_conn *conn, const char *host, const char *port)
-{
-	struct rdma_conn_param param = conn_params();
-	int ret;
-
-	conn->owns_cm_channel = 1;
-	ret = conn_open_cm_id(&conn->cm_channel, &conn->id, conn, conn->err,
-			      sizeof(conn->err));
-	if (ret != 0)
-		return ret;
-	ret = resolve_addr_and_route(conn, host, port);
-	if (ret != 0)
-		return ret;
-
-	ret = conn_build_resources(conn, 1);
-	if (ret == 0)
-		ret = conn_setup_msgs(conn);
-	if (ret != 0)
-		return ret;
-	/* iWARP opens its TCP connection inside rdma_connect(): a port no
-	 * one listens on fails the call itself, not with a REJECTED event
-	 * as on InfiniBand and RoCE.  Both say the same. */
-	if (rdma_connect(conn->id, &param) != 0)
-		return errno == ECONNREFUSED ?
-		       conn_error(conn, -ECONNREFUSED, "%s", no_listener_msg) :
-		       conn_report_errno(conn, "rdma_connect", EIO);
-	ret = conn_wait_cm_event(conn, RDMA_CM_EVENT_ESTABLISHED);
-	if (ret == 0)
-		siw_nudge_arm(conn);
-	return ret;
 }
 
 /* ---- Teardown ---- */
@@ -1043,10 +956,10 @@ int lab3_wait_for_room(struct lab3_conn *conn, int wait_ms)
 	return 0;
 }
 
-/* take_credit: one credit for a work request about to be posted: 0, or
+/* conn_take_credit: one credit for a work request about to be posted: 0, or
  * -EAGAIN when the send queue is full or the connection settles (see
  * unsettled()), or the connection's error.  Never waits. */
-static int take_credit(struct lab3_conn *conn)
+int conn_take_credit(struct lab3_conn *conn)
 {
 	if (conn->error != 0)
 		return lab3_settling(conn) ? -EAGAIN : conn->error;
@@ -1057,20 +970,24 @@ static int take_credit(struct lab3_conn *conn)
 }
 
 /* conn_post_send_wr: post WR on the send queue, signaled, under a credit the
- * caller has taken (and that comes back if the post fails). */
+ * caller has taken (conn_posted()). */
 int conn_post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr)
 {
 	struct ibv_send_wr *bad_wr;
-	int ret;
 
 	wr->send_flags = IBV_SEND_SIGNALED;
-	ret = ibv_post_send(conn->qp, wr, &bad_wr);
-	if (ret != 0) {
-		conn->credits++;
-		return conn_error(conn, -ret, "ibv_post_send: %s",
-				  strerror(ret));
-	}
-	return 0;
+	return conn_posted(conn, ibv_post_send(conn->qp, wr, &bad_wr));
+}
+
+/* conn_posted: what ibv_post_send() returned (RET) for a work request
+ * posted under a credit: 0, or the credit comes back and the error is the
+ * connection's. */
+int conn_posted(struct lab3_conn *conn, int ret)
+{
+	if (ret == 0)
+		return 0;
+	conn->credits++;
+	return conn_error(conn, -ret, "ibv_post_send: %s", strerror(ret));
 }
 
 /* conn_send_buffer: the send buffer for the next SEND.  The buffers are used
@@ -1141,7 +1058,7 @@ static int post_encoded(struct lab3_conn *conn, const struct lab3_msg *msg,
 int lab3_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg,
 		  uint64_t tag)
 {
-	int ret = take_credit(conn);
+	int ret = conn_take_credit(conn);
 
 	return ret != 0 ? ret : post_encoded(conn, msg, tag);
 }
@@ -1202,16 +1119,21 @@ int lab3_post_error(struct lab3_conn *conn, enum lab3_error_code code,
 	return post_encoded(conn, &msg, 0);
 }
 
-/* ---- Memory registration and RDMA WRITE ---- */
+/* ---- Memory registration ---- */
 
-/* lab3_reg_mr: see common.h.  A failure hints at `ulimit -l`, the usual
- * cause of ENOMEM, EPERM or EAGAIN here. */
+/* lab3_reg_mr: see common.h. */
 int lab3_reg_mr(struct lab3_conn *conn, void *addr, size_t len, int access,
 		struct ibv_mr **mr)
 {
 	*mr = ibv_reg_mr(conn->pd, addr, len, access);
-	if (*mr != NULL)
-		return 0;
+	return *mr != NULL ? 0 : conn_reg_error(conn, len);
+}
+
+/* conn_reg_error: ibv_reg_mr() of LEN bytes has just failed: say why in
+ * conn->err, hinting at `ulimit -l`, the usual cause of ENOMEM, EPERM or
+ * EAGAIN here, and return the negative errno. */
+int conn_reg_error(struct lab3_conn *conn, size_t len)
+{
 	if (errno == ENOMEM || errno == EPERM || errno == EAGAIN)
 		snprintf(conn->err, sizeof(conn->err),
 			 "cannot register %zu bytes of memory for RDMA (%s); "
@@ -1222,32 +1144,6 @@ int lab3_reg_mr(struct lab3_conn *conn, void *addr, size_t len, int access,
 			 "cannot register %zu bytes of memory for RDMA: %s",
 			 len, strerror(errno));
 	return errno ? -errno : -ENOMEM;
-}
-
-/* lab3_post_write: post only; the completion comes back through
- * lab3_poll() like any other. */
-int lab3_post_write(struct lab3_conn *conn, struct ibv_mr *mr,
-		    const void *local, uint32_t len, uint64_t remote_addr,
-		    uint32_t rkey, uint64_t tag)
-{
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)local,
-		.length = len,
-		.lkey = mr->lkey,
-	};
-	struct ibv_send_wr wr = {
-		.wr_id = WR_ID(WR_WRITE, tag),
-		.sg_list = &sge,
-		.num_sge = 1,
-		.opcode = IBV_WR_RDMA_WRITE,
-		.wr.rdma = {
-			.remote_addr = remote_addr,
-			.rkey = rkey,
-		},
-	};
-	int ret = take_credit(conn);
-
-	return ret != 0 ? ret : conn_post_send_wr(conn, &wr);
 }
 
 /* ---- SHA-256 and hex ---- */

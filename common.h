@@ -143,7 +143,8 @@ struct lab3_conn {
 
 /* ---- Connection setup and teardown ---- */
 
-/* Client: resolve HOST:PORT, build the resources, connect. */
+/* The client's (client.c): resolve HOST:PORT, build the resources,
+ * connect. */
 int lab3_connect(struct lab3_conn *conn, const char *host, const char *port);
 
 /* Disconnect and wait (bounded) for the CM to confirm it. */
@@ -220,9 +221,14 @@ void lab3_send_error(struct lab3_conn *conn, enum lab3_error_code code,
 int lab3_reg_mr(struct lab3_conn *conn, void *addr, size_t len, int access,
 		struct ibv_mr **mr);
 
-/* Post one RDMA WRITE of LEN bytes from MR at LOCAL to REMOTE_ADDR/RKEY,
- * without waiting for it; TAG, the credit and -EAGAIN as for
- * lab3_post_msg(). */
+/* The client's (client.c): register LEN bytes at ADDR for RDMA WRITEs
+ * to read from, as lab3_reg_mr() with no access flags. */
+int lab3_reg_source(struct lab3_conn *conn, const void *addr, size_t len,
+		    struct ibv_mr **mr);
+
+/* The client's (client.c): post one RDMA WRITE of LEN bytes from MR at
+ * LOCAL to REMOTE_ADDR/RKEY, without waiting for it; TAG, the credit and
+ * -EAGAIN as for lab3_post_msg(). */
 int lab3_post_write(struct lab3_conn *conn, struct ibv_mr *mr,
 		    const void *local, uint32_t len, uint64_t remote_addr,
 		    uint32_t rkey, uint64_t tag);

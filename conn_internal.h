@@ -1,7 +1,7 @@
 /*
  * conn_internal.h - the parts of one connection that common.c shares with
- * the files behind it: listener.c (the server side), provider.c (the
- * providers' hooks) and the project's test tools.  Neither program's
+ * the files beside it: client.c and listener.c (the two sides),
+ * provider.c (the providers' hooks) and the project's test tools.  Neither program's
  * own code includes it.
  */
 #ifndef LAB3_CONN_INTERNAL_H
@@ -32,6 +32,9 @@ enum wr_kind { WR_RECV, WR_SEND, WR_WRITE };
 #define ACK_TIMEOUT_MAX 20
 
 /* In common.c, each explained there. */
+int conn_error(struct lab3_conn *conn, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+extern const char conn_no_device_msg[], conn_no_listener_msg[];
 int conn_set_nonblocking(int fd, char *err, size_t err_len);
 int conn_wait_cm_event(struct lab3_conn *conn,
 		       enum rdma_cm_event_type wanted);
@@ -47,10 +50,13 @@ int conn_open_cm_id(struct rdma_event_channel **channel,
 		    struct rdma_cm_id **id, void *context, char *err,
 		    size_t err_len);
 
-/* In common.c too: the send buffers, for the test tools' raw SEND, and
- * a work request posted under a credit taken (provider.c's nudge, the
- * test tools). */
+/* In common.c too: a credit, and a work request posted under it
+ * (client.c's WRITE, provider.c's nudge, the test tools); the send
+ * buffers, for the test tools' raw SEND; why a registration failed. */
+int conn_take_credit(struct lab3_conn *conn);
 int conn_post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr);
+int conn_posted(struct lab3_conn *conn, int ret);
+int conn_reg_error(struct lab3_conn *conn, size_t len);
 union lab3_wire_msg *conn_send_buffer(struct lab3_conn *conn);
 int conn_post_send_buffer(struct lab3_conn *conn, uint32_t len,
 			  uint64_t tag);

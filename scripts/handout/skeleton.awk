@@ -1,17 +1,25 @@
-# skeleton.awk: the students' sender.c from the reference sender.c.
+# skeleton.awk: a students' source file from the reference's, at a depth.
+#
+#	awk -v KIND=sender|client -v DEPTH=messages|verbs -f skeleton.awk FILE
 #
 # Each region of the reference between a comment that opens
 #	/* SOLUTION STEP: what to do ... */
 # and the line
 #	/* END SOLUTION */
 # becomes that comment, opening "TODO STEP:" instead, and a return of
-# not_implemented(s, "STEP"), which says "STEP not implemented" and
-# fails the run.  not_implemented() itself goes in before the line
-# "/* ---- The run ---- */", and a pragma after the #include lines (once)
-# keeps the compiler quiet about the provided helpers that no step uses
-# yet.
-# Exits 1, saying why, if the markers do not pair up or a marker the
-# skeleton needs is missing.
+# not_implemented(s, "STEP") (KIND=sender: sender.c) or
+# not_implemented(conn, "STEP") (KIND=client: client.c), which says "STEP
+# not implemented" and fails the run.  A region whose STEP opens with
+# "verbs " (the lab's verbs: connecting, registering, the RDMA WRITE) is
+# the student's only at DEPTH=verbs; at the default depth, messages, it
+# stays code and only its markers go.
+#
+# not_implemented() goes in before the first "/* ---- " line: for a
+# sender, that must be "/* ---- The run ---- */".  Pragmas after the
+# #include lines (once) keep the compiler quiet about the provided
+# helpers that no step uses yet, and the parameters of a step not written.  A client file at the default depth keeps
+# its code and gets neither.  Exits 1, saying why, if the markers do not
+# pair up or a marker the skeleton needs is missing.
 
 function die(msg) {
 	printf "skeleton.awk: %s:%d: %s\n", FILENAME, FNR, msg > "/dev/stderr"
@@ -19,20 +27,43 @@ function die(msg) {
 	exit 1
 }
 
+BEGIN {
+	if (KIND != "sender" && KIND != "client")
+		die("KIND must be sender or client")
+	if (DEPTH == "")
+		DEPTH = "messages"
+	if (DEPTH != "messages" && DEPTH != "verbs")
+		die("DEPTH must be messages or verbs")
+	# What this file gets: stubs, or only its markers removed.
+	stubs = KIND == "sender" || DEPTH == "verbs"
+	who = KIND == "sender" ? "s" : "conn"
+}
+
 /^#include / { last_include = 1; print; next }
-last_include && !pragma_done && !/^$/ {
+stubs && last_include && !pragma_done && !/^$/ {
 	pragma_done = 1
 	print "/* The helpers below are yours to use in the steps you write; until"
-	print " * a step uses them, the compiler would call them unused. */"
+	print " * a step uses them, the compiler would call them (and a step's"
+	print " * parameters) unused. */"
 	print "#pragma GCC diagnostic ignored \"-Wunused-function\""
+	print "#pragma GCC diagnostic ignored \"-Wunused-parameter\""
 	print ""
 }
 
-$0 == "/* ---- The run ---- */" {
+stubs && !stub_done && /^\/\* ---- / {
+	if (KIND == "sender" && $0 != "/* ---- The run ---- */")
+		die("the first section is not \"/* ---- The run ---- */\"")
 	print "/* not_implemented: a step still to write says so, and the run fails. */"
-	print "static int not_implemented(struct sender *s, const char *step)"
-	print "{"
-	print "\treturn fail(s, LAB3_EXIT_LOCAL, \"%s not implemented\", step);"
+	if (KIND == "sender") {
+		print "static int not_implemented(struct sender *s, const char *step)"
+		print "{"
+		print "\treturn fail(s, LAB3_EXIT_LOCAL, \"%s not implemented\", step);"
+	} else {
+		print "static int not_implemented(struct lab3_conn *conn, const char *step)"
+		print "{"
+		print "\tsnprintf(conn->err, sizeof(conn->err), \"%s not implemented\", step);"
+		print "\treturn -ENOSYS;"
+	}
 	print "}"
 	print ""
 	stub_done = 1
@@ -46,15 +77,24 @@ $0 == "/* ---- The run ---- */" {
 	step = $0
 	sub(/^\t\/\* SOLUTION /, "", step)
 	sub(/: .*/, "", step)
-	line = $0
-	sub(/\/\* SOLUTION /, "/* TODO ", line)
-	print line
+	blank = 1
+	if (step ~ /^verbs /) {
+		sub(/^verbs /, "", step)
+		blank = DEPTH == "verbs"
+	}
 	in_comment = ($0 !~ /\*\/$/)
+	if (blank) {
+		blanked++
+		line = $0
+		sub(/\/\* SOLUTION (verbs )?/, "/* TODO ", line)
+		print line
+	}
 	next
 }
 
 in_solution && in_comment {
-	print
+	if (blank)
+		print
 	if ($0 ~ /\*\/$/)
 		in_comment = 0
 	next
@@ -64,11 +104,12 @@ in_solution && in_comment {
 	if (!in_solution)
 		die("END SOLUTION without SOLUTION")
 	in_solution = 0
-	printf "\treturn not_implemented(s, \"%s\");\n", step
+	if (blank)
+		printf "\treturn not_implemented(%s, \"%s\");\n", who, step
 	next
 }
 
-in_solution { next }
+in_solution && blank { next }
 
 { print }
 
@@ -77,6 +118,8 @@ END {
 		exit 1
 	if (in_solution)
 		die("SOLUTION never ended")
-	if (!pragma_done || !stub_done || regions == 0)
-		die("no #include, no \"---- The run ----\" line, or no SOLUTION")
+	if (regions == 0)
+		die("no SOLUTION region")
+	if (stubs && (!pragma_done || !stub_done || blanked == 0))
+		die("no #include, no \"/* ---- \" section, or nothing to write")
 }
