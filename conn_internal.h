@@ -1,8 +1,9 @@
 /*
  * conn_internal.h - the parts of one connection that common.c shares with
  * the files beside it: client.c and listener.c (the two sides),
- * provider.c (the providers' hooks) and the project's test tools.  Neither program's
- * own code includes it.
+ * provider.c (the providers' hooks) and the project's test tools.  The
+ * programs' own files (sender.c, receiver.c and their machinery) do not
+ * include it.
  */
 #ifndef LAB3_CONN_INTERNAL_H
 #define LAB3_CONN_INTERNAL_H

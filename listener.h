@@ -100,8 +100,9 @@ int lab3_conn_fd(const struct lab3_conn *conn);
 int lab3_conn_ready(struct lab3_conn *conn);
 
 /* The connection has been silent for WAIT_MS: that is its error now
- * ("timed out after N s without word from the peer"; or, if the peer has
- * hung up, "the peer disconnected").  Returns it. */
+ * ("timed out after N s waiting for" conn->awaiting, or "without word
+ * from the peer"; or, if the peer has hung up, "the peer disconnected
+ * while we waited for" it).  Returns it. */
 int lab3_time_out(struct lab3_conn *conn, int wait_ms);
 
 /* Apply EVENT, an rdma_cm event for the connection's cm_id: ESTABLISHED,

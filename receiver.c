@@ -120,6 +120,8 @@ int run_session(struct session *s)
 		if (s->opt->verbose && !s->waiting)
 			fprintf(stderr, "receiver: session %u: state %s\n",
 				s->number, lab3_rx_step_name(step));
+		lab3_rx_awaiting(&s->rx, step, s->conn.awaiting,
+				 sizeof(s->conn.awaiting));
 		ret = do_step[step](s);
 		if (ret == STEP_YIELD) {
 			s->woken = 1;	/* its next turn comes at once */

@@ -121,9 +121,8 @@ static inline int lab3_rx_take_file_info(struct lab3_rx *rx,
 	 * as a huge one: say so when swapping its bytes would make it fit. */
 	if (length > rx->max_bytes && bswap_64(length) <= rx->max_bytes)
 		return lab3_rx_refuse(rx, LAB3_ERR_TOO_LARGE, why, why_len,
-				      "file of %llu bytes is over the "
-				      "receiver's limit; byte-swapped it is "
-				      "%llu: sent in host byte order?",
+				      "file of %llu bytes over the limit; "
+				      "byte-swapped: %llu (host byte order?)",
 				      (unsigned long long)length,
 				      (unsigned long long)bswap_64(length));
 	if (length > rx->max_bytes)

@@ -208,10 +208,10 @@ static enum lab3_exit run(struct sender *s)
 		case LAB3_TX_RECV_VERDICT: ret = recv_verdict(s); break;
 		case LAB3_TX_SEND_ID:	ret = send_id(s); break;
 		case LAB3_TX_RECV_KEY:	ret = recv_key(s); break;
-		default:	/* ENDED (a bad verdict), yet the step went on */
+		default:	/* ENDED, yet the step went on */
 			ret = fail(s, LAB3_EXIT_PROTOCOL, "the run ended in "
-				   "state %s, yet its step returned 0 (a bad "
-				   "verdict must fail the run, exit %d)",
+				   "state %s, yet its step returned 0 (after a "
+				   "bad verdict, it must fail the run: exit %d)",
 				   lab3_tx_state_name(s->tx.state),
 				   LAB3_EXIT_BAD_VERDICT);
 			break;
@@ -520,8 +520,8 @@ static int fail(struct sender *s, enum lab3_exit status, const char *fmt,
 static int fail_conn(struct sender *s, int ret)
 {
 	if (ret == -EREMOTEIO && s->conn.peer_code == LAB3_ERR_PROTOCOL)
-		return fail(s, LAB3_EXIT_PROTOCOL, "the receiver saw a "
-			    "protocol error: %s", s->conn.err);
+		return fail(s, LAB3_EXIT_PROTOCOL, "the receiver says: %s",
+			    s->conn.err);
 	if (ret == -EREMOTEIO)
 		return fail(s, LAB3_EXIT_REFUSED, "the receiver refused: %s",
 			    s->conn.err);

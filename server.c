@@ -224,6 +224,15 @@ static void new_session(struct server *srv, struct rdma_cm_id *id)
 	s->wait_ms = s->conn.timeout_ms;
 }
 
+/* last_message_going: S's sends have not all completed, and still can:
+ * the ERROR that ends it, say, posted just before a timeout of ours made
+ * that the connection's error (lab3_try_flush() stops at an error). */
+static int last_message_going(const struct session *s)
+{
+	return s->conn.credits < LAB3_SEND_DEPTH && !s->conn.disconnected &&
+	       !s->conn.error_from_wc;
+}
+
 /* close_session: after the lab's steps: let the session's last message
  * (an ERROR) go, then disconnect and wait for the sender's DISCONNECTED,
  * each for a bounded time; then finish it.  Returns 1 while it waits. */
@@ -231,7 +240,8 @@ static int close_session(struct server *srv, struct session *s,
 			 long long now)
 {
 	if (s->life == LIFE_CLOSING) {
-		if (lab3_try_flush(&s->conn) == -EAGAIN && now < s->deadline)
+		if ((lab3_try_flush(&s->conn) == -EAGAIN ||
+		     last_message_going(s)) && now < s->deadline)
 			return 1;
 		s->life = LIFE_DISCONNECTING;
 		s->deadline = now + DISCONNECT_WAIT_MS;
@@ -555,8 +565,6 @@ int wait_for_peer(struct session *s, int wait_ms)
 {
 	s->room_wait = 0;
 	s->wait_ms = wait_ms > 0 ? wait_ms : s->conn.timeout_ms;
-	lab3_rx_awaiting(&s->rx, lab3_rx_step(&s->rx), s->conn.awaiting,
-			 sizeof(s->conn.awaiting));
 	if (s->deadline == 0)
 		set_deadline(s);
 	return STEP_WAIT;

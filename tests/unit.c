@@ -2254,8 +2254,7 @@ static void test_rx_refusals(void)
 		     "18446744073709551615", "18446744073709551614");
 	rx_too_large("rx refuses a 1-byte length sent in host byte order, "
 		     "and says so", RX_MAX, 0x0100000000000000ull,
-		     "72057594037927936", "byte-swapped it is 1: sent in host "
-		     "byte order?");
+		     "72057594037927936", "byte-swapped: 1 (host byte order?)");
 
 	/* 1048576 = 256 * 4096. */
 	name = "rx takes a file of exactly the limit, 1048576 bytes";

@@ -113,6 +113,12 @@ hint() {
 	local line=$1 file=$2 w=$3 kept at k from
 	kept=$(sed -n 's/.*, kept as \([^,]*\),.*/\1/p' <<<"$line")
 	if [[ $line == *"verdict bad"* && -n $kept && -f $OUT/$kept ]]; then
+		if [ "$(stat -c %s "$OUT/$kept")" -ne "$(stat -c %s "$file")" ]; then
+			echo "$(stat -c %s "$OUT/$kept") bytes arrived, and the" \
+				"file has $(stat -c %s "$file"): is FILE_INFO's" \
+				"length the file's size?"
+			return
+		fi
 		at=$(cmp "$OUT/$kept" "$file" 2>/dev/null |
 			sed -n 's/.* differ: byte \([0-9]*\),.*/\1/p')
 		if [ -z "$at" ]; then
@@ -172,11 +178,11 @@ check_transfer() {
 # check_big NAME: a file larger than this VM's memory (WORK/big.bin, on
 # the host's disk), to a receiver of 2 windows of 16 MiB, no -o.  The
 # check is about memory, not time: in this small VM the file's pages come
-# and go slowly, so the sender runs with the default -t (30 s), as a
-# student's would.
+# and go slowly, so both sides run with the default -t (30 s), as a
+# student's sender and a class's receiver would.
 check_big() {
 	local name=$1 file=$WORK/big.bin line want
-	start_receiver -t "$T" -n 2 -w 16M -k "$SECRET" ||
+	start_receiver -t 30 -n 2 -w 16M -k "$SECRET" ||
 		{ result "$name" fail "the receiver did not start"; return; }
 	SENDER_T=30 run_sender grade-big "$file"
 	line=$(summary_line)
