@@ -45,8 +45,7 @@ static const char usage_text[] =
 "\n"
 "  -a ADDR, -p PORT  listen on ADDR (default: all), PORT (default %d; 0: any)\n"
 "  -o DIR          save each verified file into DIR, under its base name\n"
-"  --keep-failed   with -o, keep what a session that failed received, as\n"
-"                  DIR/.failed/session-N, to compare with what was sent\n"
+"  --keep-failed   with -o, keep a failed session's bytes in DIR/.failed/\n"
 "  -m MAX_BYTES    refuse larger files; K, M, G suffixes (default 64G)\n"
 "  -c SESSIONS     senders served at once, 1 to %d; more are busy (default %d)\n"
 "  -w WINDOW_SIZE, -n WINDOWS  each session's windows: 64K to 1G (default\n"
@@ -60,8 +59,7 @@ static const char usage_text[] =
 "  --ledger-summary LEDGER  print each ID's first success and attempts\n"
 
 "\n"
-"Exit status: 0 stopped by a signal, or printed; 1 usage error; 2 local\n"
-"error (secret file, -o directory, ledger); 3 cannot listen or accept.\n";
+"Exit status: 0 stopped, or printed; 1 usage; 2 local error; 3 cannot listen.\n";
 
 /* usage: command-line help on TO: stdout for -h and --help, asked for;
  * stderr after a bad command line.  The caller picks the exit status. */

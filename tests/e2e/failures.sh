@@ -133,10 +133,10 @@ expect_status 0 "$SENDER_STATUS" "sender --version"
 	fail "sender --version printed '$SENDER_OUT'"
 run_sender --help
 expect_status 0 "$SENDER_STATUS" "sender --help"
-printf '%s\n' "$SENDER_ERR" | grep -q -- "--json" &&
-	printf '%s\n' "$SENDER_ERR" | grep -q -- "--version" &&
-	[ "$(printf '%s\n' "$SENDER_ERR" | wc -l)" -le 24 ] ||
-	fail "sender --help does not show --json and --version on one screen"
+[ -z "$SENDER_ERR" ] && printf '%s\n' "$SENDER_OUT" | grep -q -- "--json" &&
+	printf '%s\n' "$SENDER_OUT" | grep -q -- "--version" &&
+	[ "$(printf '%s\n' "$SENDER_OUT" | wc -l)" -le 24 ] ||
+	fail "sender --help does not show --json and --version on one screen of stdout"
 
 # Connection errors, each within the sender's timeout.
 run_sender -t 5 -i alice "$RXE_ADDR" 1 "$TEST_TMP/small"
@@ -239,12 +239,14 @@ expect_file_is "$TEST_TMP/rx.out" \
 	"receiver $release (Lab 3 protocol version $protocol)" "receiver --version"
 ./receiver --help >"$TEST_TMP/rx.out" 2>"$TEST_TMP/rx.err"
 expect_status 0 $? "receiver --help"
-for option in "-l LEDGER" "--ledger-summary LEDGER" "--version"; do
-	grep -qF -- "$option" "$TEST_TMP/rx.err" ||
+[ -s "$TEST_TMP/rx.err" ] && fail "receiver --help wrote to stderr"
+for option in "-l LEDGER" "--ledger-summary LEDGER" "--version" \
+	"--keep-failed"; do
+	grep -qF -- "$option" "$TEST_TMP/rx.out" ||
 		fail "receiver --help does not show $option"
 done
-[ "$(wc -l <"$TEST_TMP/rx.err")" -le 24 ] ||
-	fail "receiver --help is $(wc -l <"$TEST_TMP/rx.err") lines"
+[ "$(wc -l <"$TEST_TMP/rx.out")" -le 24 ] ||
+	fail "receiver --help is $(wc -l <"$TEST_TMP/rx.out") lines"
 
 # expect_receiver_refuses WHAT PATTERN ARGS...: ./receiver ARGS exits 2
 # with one line on stderr matching PATTERN, and nothing on stdout.
