@@ -48,10 +48,12 @@ static int resolve_addr_and_route(struct lab3_conn *conn, const char *host,
 {
 	/* SOLUTION verbs the address and the route: Look HOST:PORT up with
 	 * conn_get_addrinfo() (hints: ai_port_space RDMA_PS_TCP), then
-	 * rdma_resolve_addr() of its ai_dst_addr on conn->id (a timeout of
-	 * RESOLVE_TIMEOUT_MS) and conn_wait_cm_event() for
-	 * RDMA_CM_EVENT_ADDR_RESOLVED; then rdma_resolve_route() and
-	 * RDMA_CM_EVENT_ROUTE_RESOLVED.  A failed call: resolve_error();
+	 * rdma_resolve_addr() on conn->id from any source (NULL) to its
+	 * ai_dst_addr (a timeout of RESOLVE_TIMEOUT_MS) and
+	 * conn_wait_cm_event() for RDMA_CM_EVENT_ADDR_RESOLVED; then
+	 * rdma_resolve_route() and RDMA_CM_EVENT_ROUTE_RESOLVED.  A failed
+	 * call: resolve_error() with the call's name and the address
+	 * (ai_dst_addr; for the route, rdma_get_peer_addr(conn->id)).
 	 * rdma_freeaddrinfo() what conn_get_addrinfo() gave. */
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
 	struct rdma_addrinfo *addr;
@@ -89,7 +91,8 @@ static int build_and_connect(struct lab3_conn *conn)
 	 * message buffers, the receives posted); then rdma_connect() with
 	 * conn_params() and conn_wait_cm_event() for
 	 * RDMA_CM_EVENT_ESTABLISHED.  A failed rdma_connect():
-	 * conn_report_errno(), but ECONNREFUSED (iWARP: nobody listens) is
+	 * conn_report_errno(conn, "rdma_connect", EIO) (it sets errno),
+	 * but ECONNREFUSED (iWARP: nobody listens) is
 	 * conn_error(conn, -ECONNREFUSED, "%s", conn_no_listener_msg).
 	 * Once connected, siw_nudge_arm(conn). */
 	struct rdma_conn_param param = conn_params();
@@ -135,8 +138,9 @@ int lab3_reg_source(struct lab3_conn *conn, const void *addr, size_t len,
 {
 	/* SOLUTION verbs the registration: ibv_reg_mr() of the LEN bytes at
 	 * ADDR on conn->pd, with no access flags (the local NIC may always
-	 * read what is registered; nobody else may touch it), into *MR; if
-	 * it fails, return conn_reg_error(conn, len). */
+	 * read what is registered; nobody else may touch it), into *MR
+	 * (ibv_reg_mr() takes a pointer that is not const: cast ADDR); if
+	 * it fails, return conn_reg_error(conn, len), which reads errno. */
 	*mr = ibv_reg_mr(conn->pd, (void *)addr, len, 0);
 	return *mr != NULL ? 0 : conn_reg_error(conn, len);
 	/* END SOLUTION */
@@ -155,7 +159,8 @@ int lab3_post_write(struct lab3_conn *conn, struct ibv_mr *mr,
 	 * lab3_poll() knows its completion.  Take a credit first
 	 * (conn_take_credit(): its -EAGAIN says the send queue is full),
 	 * then ibv_post_send() on conn->qp, whose result goes through
-	 * conn_posted(). */
+	 * conn_posted().  (conn_post_send_wr() posts the messages' SENDs
+	 * this way; the WRITE is yours to write out.) */
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)local,
 		.length = len,

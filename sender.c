@@ -313,7 +313,8 @@ static int write_chunk(struct sender *s)
 	 * s->piece_max) bytes, each with post_write_piece(), whose wait_ms is
 	 * lab3_wait_for_bytes() of one piece; do not wait for them.  First
 	 * check_file_size() if the chunk is not empty.  post_write_piece()'s
-	 * -ENOMEM, -EPERM or -EAGAIN: fail(s, LAB3_EXIT_LOCAL, ...) with
+	 * -ENOMEM, -EPERM or -EAGAIN (the piece could not be registered,
+	 * conn_reg_error()): fail(s, LAB3_EXIT_LOCAL, ...) with
 	 * s->conn.err, and lab3_send_error(..., LAB3_ERR_INTERNAL, ...); any
 	 * other error: fail_conn().  Then lab3_tx_sent(&s->tx). */
 	const struct lab3_msg *r = &s->tx.region;
@@ -357,8 +358,8 @@ static int send_done(struct sender *s)
 	/* SOLUTION step 3: Post a DONE for the chunk just written with
 	 * lab3_post_msg(..., TAG_DONE) (common.h), without waiting for it
 	 * to complete: it follows the WRITEs on the same queue pair.  The
-	 * WRITEs may have filled the send queue: lab3_wait_for_room()
-	 * first.  An error of either: fail_conn().  Remember the chunk in
+	 * WRITEs may have filled the send queue: lab3_wait_for_room() first
+	 * (wait_ms 0: the timeout).  An error of either: fail_conn().  Remember the chunk in
 	 * s->sent (chunk_done() counts it when its DONE completes), then
 	 * lab3_tx_sent(). */
 	struct lab3_msg msg = { .type = LAB3_MSG_DONE };
@@ -388,8 +389,8 @@ static int recv_verdict(struct sender *s)
 	 * s->times.verdict), allowing lab3_wait_for_bytes() of
 	 * LAB3_WINDOWS_MAX times the last REGION's length, or of the file if
 	 * that is less: the receiver may have a chunk to store in each of its
-	 * windows.  Set s->verdict to "good" or "bad"; lab3_flush() so that
-	 * every WRITE and DONE has completed (an error: fail_conn());
+	 * windows.  Set s->verdict to "good" or "bad"; lab3_flush(..., 0) so
+	 * that every WRITE and DONE has completed (an error: fail_conn());
 	 * check_file_size().  A bad verdict: fail(s, LAB3_EXIT_BAD_VERDICT,
 	 * ...), which ends the run. */
 	uint64_t last = s->tx.region.region.length;
@@ -404,6 +405,9 @@ static int recv_verdict(struct sender *s)
 	if (receive(s, &msg, wait_ms) != 0)
 		return -1;
 	s->verdict = msg.verdict.verdict == LAB3_VERDICT_GOOD ? "good" : "bad";
+	/* The VERDICT is in: what is left to wait for is our own sends. */
+	snprintf(s->conn.awaiting, sizeof(s->conn.awaiting), "%s",
+		 "our WRITEs and DONEs to complete");
 	ret = lab3_flush(&s->conn, 0);
 	if (ret != 0)
 		return fail_conn(s, ret);
@@ -651,8 +655,9 @@ static int hash_file(struct sender *s)
 {
 	/* SOLUTION the file hash: SHA-256 of the whole file into s->sha256,
 	 * reading s->fd with read() in blocks of HASH_BLOCK and feeding
-	 * lab3_sha256_begin/add/end (common.h); a read error is fail(s,
-	 * LAB3_EXIT_LOCAL, ...). */
+	 * lab3_sha256_begin/add/end (common.h), the block malloc()ed.  A read
+	 * error is fail(s, LAB3_EXIT_LOCAL, ...); so is a total of bytes
+	 * read other than s->size (the file changed size meanwhile). */
 	struct lab3_sha256 h;
 	uint64_t total = 0;
 	uint8_t *buf;
