@@ -259,6 +259,21 @@ static int post_recv(struct lab3_conn *conn, int slot)
 	return 0;
 }
 
+/* wc_status_meaning: what a failed completion of KIND most likely means
+ * in this lab, for the statuses a mistake in one's own code causes; ""
+ * for the rest. */
+static const char *wc_status_meaning(unsigned kind, enum ibv_wc_status st)
+{
+	if (kind == WR_WRITE && st == IBV_WC_REM_ACCESS_ERR)
+		return " (the peer's device refused the WRITE: is it inside "
+		       "the window the REGION describes, at its addr plus the "
+		       "bytes of the chunk already written, under its rkey?)";
+	if (st == IBV_WC_LOC_PROT_ERR)
+		return " (the bytes posted are not all inside the memory "
+		       "registration whose lkey the work request names)";
+	return "";
+}
+
 /* wc_failed: a work request failed, so the queue pair is in the error
  * state and every other request will be flushed.  The cause is often the
  * peer's: an ERROR it sent just before it hung up may still be on its way
@@ -282,9 +297,10 @@ static void wc_failed(struct lab3_conn *conn, const struct ibv_wc *wc)
 			   "for it (RNR retries exhausted)",
 			   kind <= WR_WRITE ? what[kind] : "a work request");
 	else
-		conn_error(conn, -EIO, "%s failed: %s",
+		conn_error(conn, -EIO, "%s failed: %s%s",
 			   kind <= WR_WRITE ? what[kind] : "a work request",
-			   ibv_wc_status_str(wc->status));
+			   ibv_wc_status_str(wc->status),
+			   wc_status_meaning(kind, wc->status));
 	conn->error_from_wc = 1;
 	conn->settle_until = now_ms() + SETTLE_MS;
 }
