@@ -13,7 +13,7 @@
  *   1 |  FILE_INFO  (length, SHA-256, base name)         |
  *     |------------------------------------------------->|  check the length,
  *     |                                                  |  register a window
- *   2 |  REGION     (addr, length, rkey, file offset)    |
+ *   2 |  REGION     (addr, length, file offset, rkey)    |
  *     |<-------------------------------------------------|
  *   3 |  RDMA WRITE ... RDMA WRITE  (the file's bytes)   |
  *     |=================================================>|
@@ -29,8 +29,8 @@
  *
  * Files larger than one window.  The receiver keeps a few windows (at most
  * LAB3_WINDOWS_MAX) of a size it chooses, and the file travels in chunks of
- * that size, chunk k at file offset k * window size.  Steps 2 and 3 then
- * repeat, once per chunk:
+ * that size, chunk k at file offset k * window size (the last chunk is
+ * what is left of the file).  Steps 2 and 3 then repeat, once per chunk:
  *
  *     REGION(chunk 0), REGION(chunk 1), ...  one per window, at the start
  *     WRITEs + DONE(chunk 0)                 into chunk 0's window
@@ -39,7 +39,10 @@
  *     WRITEs + DONE(chunk 2) ...             chunk 0, registers it again
  *
  * REGIONs come in file order, one chunk each, and the sender answers each
- * with its WRITEs and one DONE naming the same offset and length.  Each
+ * with its WRITEs and one DONE naming the same offset and length.  A
+ * sender takes a REGION only if its offset is where the last chunk ended
+ * (0 at first) and its length is at least 1 (0 only for an empty file)
+ * and no more than what is left of the file; else it is out of place.  Each
  * DONE follows its WRITEs on the same queue pair, so it arrives only after
  * they have landed.  The receiver deregisters a window before it hashes the
  * chunk in it, and hands it out again only under a new registration, so
@@ -74,19 +77,22 @@
  * Transport rules, for any peer to interoperate:
  *   - rdma_cm over RDMA_PS_TCP (a reliable connection), port
  *     LAB3_DEFAULT_PORT unless told otherwise, no RDMA READ or atomics
- *     (responder resources and initiator depth 0).
+ *     (responder resources and initiator depth 0); both sides ask for
+ *     retry_count 7 and rnr_retry_count 6.
  *   - One WRITE is at most the port's max_msg_sz (ibv_query_port()): a
  *     longer chunk goes in several WRITEs, all posted before its DONE.
  *   - A refusal is a REJECTED event whose private data is printable text
- *     ending in a NUL: show it.  REJECTED without such data (or, over
- *     iWARP, rdma_connect() failing with ECONNREFUSED) means that nobody
- *     listens on that port.
+ *     ending in a NUL: show it.  REJECTED without such data (none, or
+ *     data that starts with a NUL: InfiniBand and RoCE pad it with zeros;
+ *     or, over iWARP, rdma_connect() failing with ECONNREFUSED) means
+ *     that nobody listens on that port.
  *   - Each side gives up after -t seconds of silence (default 30): of no
  *     completion at all, so each WRITE or SEND of its own that completes
  *     starts the wait again, as a message does.  A wait that grows with
- *     the data allows one more second per 4 MiB: the receiver's for a
- *     DONE (the chunk), the sender's for a REGION (the last window) and
- *     for the VERDICT (LAB3_WINDOWS_MAX windows, or the file if shorter).
+ *     the data allows one more second per whole 4 MiB of it: the
+ *     receiver's for a DONE (the chunk's length), the sender's for a
+ *     REGION (the last REGION's length) and for the VERDICT
+ *     (LAB3_WINDOWS_MAX times that, or the file's length if less).
  *   - A side that breaks off sends ERROR first when it still can: the
  *     receiver for a file too large (TOO_LARGE), no room now (RESOURCES),
  *     a message out of place (PROTOCOL), an ID after a bad verdict

@@ -720,9 +720,10 @@ static int open_file(struct sender *s)
 	s->times.hashed = now_s();
 
 	if (s->size > 0) {
-		/* MAP_PRIVATE: rxe cannot pin a shared mapping of a tmpfs
-		 * file; read-only, the private mapping is the file all the
-		 * same.  Only the chunk being written is ever pinned. */
+		/* MAP_PRIVATE: on some kernels (Debian 12's 6.1) a shared
+		 * read-only mapping cannot be registered (EFAULT); read-only,
+		 * the private mapping is the file all the same.  Only the
+		 * chunk being written is ever pinned. */
 		s->data = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, s->fd, 0);
 		if (s->data == MAP_FAILED) {
 			s->data = NULL;

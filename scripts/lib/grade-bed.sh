@@ -193,7 +193,10 @@ check_big() {
 		# (The receiver's line too: in this VM, short of memory, a
 		# stall or an OOM kill on either side shows only there.)
 		result "$name" fail "the sender failed $(said); the receiver:" \
-			"${line#session 1 from }"
+			"${line#session 1 from }" \
+			"(the check: the file must go through without being" \
+			"held in memory: are each WRITE's pages dropped" \
+			"once it completes, MADV_DONTNEED?)"
 	elif [ "$(printed_key)" != "$want" ]; then
 		result "$name" fail "the key printed is not the key for grade-big"
 	elif [[ $line != *"verdict good, key sent"* ]]; then
