@@ -77,12 +77,12 @@ sender: $(SENDER_OBJS)
 # runs many (server.c), what a session keeps (store.c), the command line
 # (receiver_cli.c).
 RECEIVER_OBJS = receiver.o receiver_cli.o server.o store.o $(CONN_OBJS) \
-	listener.o json.o ledger.o args.o secret.o
+	listener.o json.o ledger.o roster.o args.o secret.o
 receiver: $(RECEIVER_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 tests/unit: tests/unit.o tests/testlib.o $(CONN_OBJS) listener.o json.o \
-		ledger.o args.o secret.o
+		ledger.o roster.o args.o secret.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 tests/evil-sender: tests/evil-sender.o tests/testlib.o $(CONN_OBJS) \

@@ -95,9 +95,10 @@
  *     (LAB3_WINDOWS_MAX times that, or the file's length if less).
  *   - A side that breaks off sends ERROR first when it still can: the
  *     receiver for a file too large (TOO_LARGE), no room now (RESOURCES),
- *     a message out of place (PROTOCOL), an ID after a bad verdict
- *     (NO_KEY), a silence past its limit (RESOURCES, naming the message
- *     it waited for) and its own failures (INTERNAL); the sender for a
+ *     a message out of place (PROTOCOL), an ID after a bad verdict or
+ *     one it gives no key (NO_KEY: not on its class's roster, say), a
+ *     silence past its limit (RESOURCES, naming the message it waited
+ *     for) and its own failures (INTERNAL); the sender for a
  *     message out of place (PROTOCOL) and its own failures (INTERNAL).
  *     Never in answer to the peer's ERROR; a sender that gives up on
  *     silence just disconnects.
@@ -162,7 +163,7 @@ enum lab3_error_code {
 	LAB3_ERR_PROTOCOL = 1,		/* a message broke this protocol */
 	LAB3_ERR_TOO_LARGE = 2,		/* file over the receiver's limit */
 	LAB3_ERR_RESOURCES = 3,		/* receiver can't hold the file now */
-	LAB3_ERR_NO_KEY = 4,		/* no key without a good verdict */
+	LAB3_ERR_NO_KEY = 4,		/* no key: a bad verdict, an ID unknown */
 	LAB3_ERR_INTERNAL = 5,		/* the peer failed on its own side */
 };
 #define LAB3_ERR_LAST LAB3_ERR_INTERNAL

@@ -310,7 +310,8 @@ static int send_verdict(struct session *s)
 }
 
 /* recv_id: step 5, ID: the student's ID, after a good verdict, and sent
- * after it: one that had come before the verdict went out is refused. */
+ * after it: one that had come before the verdict went out is refused, as
+ * is one that is not on the class's roster (-r), if there is one. */
 static int recv_id(struct session *s)
 {
 	struct lab3_msg msg;
@@ -323,6 +324,9 @@ static int recv_id(struct session *s)
 			       "before the VERDICT (it came before the verdict "
 			       "was sent)");
 	snprintf(s->id, sizeof(s->id), "%s", msg.id.id);
+	if (s->roster != NULL && !lab3_roster_has(s->roster, s->id))
+		return give_up(s, LAB3_ERR_NO_KEY, "ID '%s' is not on this "
+			       "class's roster", s->id);
 	return 0;
 }
 

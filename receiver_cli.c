@@ -37,11 +37,11 @@
 static const char usage_text[] =
 "usage: receiver [-v] [-a ADDR] [-p PORT] [-o DIR] [-m MAX_BYTES] [-l LEDGER]\n"
 "                [-c SESSIONS] [-w WINDOW_SIZE] [-n WINDOWS] [-b BUDGET]\n"
-"                [-k SECRET_FILE] [-t SECONDS] [--keep-failed]\n"
+"                [-k SECRET_FILE] [-t SECONDS] [-r ROSTER] [--keep-failed]\n"
 "       receiver [-k SECRET_FILE] --key-for ID\n"
-"       receiver --ledger-summary LEDGER | --version | -h | --help\n"
+"       receiver --ledger-summary LEDGER [-r ROSTER] | --version | -h | --help\n"
 "\n"
-"Serve Lab 3 senders, several at once, until SIGINT or SIGTERM.\n"
+"Serve Lab 3 senders, several at once, until SIGINT or SIGTERM (SIGHUP: -r).\n"
 "\n"
 "  -a ADDR, -p PORT  listen on ADDR (default: all), PORT (default %d; 0: any)\n"
 "  -o DIR          save each verified file into DIR, under its base name\n"
@@ -54,11 +54,10 @@ static const char usage_text[] =
 "  -k SECRET_FILE  the secret the keys derive from (default ~/%s)\n"
 "  -t SECONDS      end a session after SECONDS of silence (default %d)\n"
 "  -l LEDGER       append one JSON line per session to LEDGER, for grading\n"
+"  -r ROSTER       keys only for the IDs in ROSTER, one a line (SIGHUP: reread)\n"
 "  -v              trace each state and each work completion on stderr\n"
 "  --key-for ID    print the key a session with ID receives\n"
 "  --ledger-summary LEDGER  print each ID's first success and attempts\n"
-
-"\n"
 "Exit status: 0 stopped, or printed; 1 usage; 2 local error; 3 cannot listen.\n";
 
 /* usage: command-line help on TO: stdout for -h and --help, asked for;
@@ -135,7 +134,7 @@ static int parse_number_option(struct options *opt, int opt_char,
  * with it), and any option next to --ledger-summary. */
 static int check_modes(const struct options *opt, int serving_options)
 {
-	if (opt->key_for != NULL && serving_options) {
+	if (opt->key_for != NULL && (serving_options || opt->roster)) {
 		fprintf(stderr, "receiver: --key-for takes no option but -k\n");
 		return -1;
 	}
@@ -166,7 +165,7 @@ static int parse_args(struct options *opt, int argc, char **argv)
 	};
 	int opt_char, serving_options = 0;
 
-	while ((opt_char = getopt_long(argc, argv, "a:b:c:hk:l:m:n:o:p:t:vw:",
+	while ((opt_char = getopt_long(argc, argv, "a:b:c:hk:l:m:n:o:p:r:t:vw:",
 				       longopts, NULL)) != -1) {
 		if (strchr("almnoptvwF", opt_char) != NULL)
 			serving_options = 1;
@@ -174,6 +173,7 @@ static int parse_args(struct options *opt, int argc, char **argv)
 		case 'a': opt->addr = optarg; break;
 		case 'k': opt->secret_path = optarg; break;
 		case 'l': opt->ledger = optarg; break;
+		case 'r': opt->roster = optarg; break;
 		case 'o': opt->out_dir = optarg; break;
 		case 'K': opt->key_for = optarg; break;
 		case 'L': opt->ledger_summary = optarg; break;
@@ -312,41 +312,90 @@ static int load_secret(struct options *opt, uint8_t secret[LAB3_SECRET_LEN])
 	return 0;
 }
 
+/* load_roster: -r: the roster at PATH into *ROSTER; -1 after one line
+ * saying why it cannot be read. */
+static int load_roster(const char *path, struct lab3_roster *roster)
+{
+	char err[LAB3_ERR_LEN];
+
+	if (lab3_roster_load(path, roster, err, sizeof(err)) == 0)
+		return 0;
+	fprintf(stderr, "receiver: %s\n", err);
+	return -1;
+}
+
+/* print_rows: --ledger-summary's rows: SUM's IDs, and with a ROSTER (not
+ * NULL) every ID on it too, those never seen with no attempts, and a last
+ * column that says whether the ID is on the roster.  Both lists are in
+ * strcmp() order, so one merging pass prints them all in that order. */
+static void print_rows(const struct lab3_ledger_summary *sum,
+		       const struct lab3_roster *roster)
+{
+	size_t i = 0, j = 0, nroster = roster ? roster->n : 0;
+	unsigned long never = 0, strangers = 0;
+
+	while (i < sum->nids || j < nroster) {
+		const struct lab3_ledger_id *id = i < sum->nids ?
+						  &sum->ids[i] : NULL;
+		int order = id == NULL ? 1 : j == nroster ? -1 :
+			    strcmp(id->id, roster->ids[j]);
+
+		if (order > 0) {	/* on the roster, never seen */
+			printf("%s\tnever\t0\tyes\n", roster->ids[j++]);
+			never++;
+			continue;
+		}
+		printf("%s\t%s\t%lu", id->id, id->first_success[0] ?
+		       id->first_success : "never", id->attempts);
+		if (roster != NULL) {
+			printf("\t%s", order == 0 ? "yes" : "NOT ON ROSTER");
+			never += order == 0 && !id->first_success[0];
+			strangers += order != 0;
+			j += order == 0;
+		}
+		printf("\n");
+		i++;
+	}
+	if (roster != NULL)
+		printf("roster: %zu IDs, %lu never succeeded; IDs not on it: "
+		       "%lu\n", roster->n, never, strangers);
+}
+
 /* ledger_summary: --ledger-summary: for each ID in the ledger at PATH, in
  * ID order, the time of its first success (a good verdict and the key
- * sent) or "never", and its attempts (records with that ID); then how many
- * records there were and how many lines could not be read (a record cut
- * short by a crash, say), which are skipped. */
-static int ledger_summary(const char *path)
+ * sent) or "never", and its attempts (records with that ID), and with
+ * -r whether it is on the roster (print_rows()); then how many records
+ * there were and how many lines could not be read (a record cut short by
+ * a crash, say), which are skipped. */
+static int ledger_summary(const char *path, const char *roster_path)
 {
+	struct lab3_roster roster = { 0 };
 	struct lab3_ledger_summary sum;
-	FILE *in = fopen(path, "re");
+	FILE *in;
 	int ret;
 
-	if (in == NULL) {
-		fprintf(stderr, "receiver: --ledger-summary %s: %s\n", path,
-			strerror(errno));
+	if (roster_path != NULL && load_roster(roster_path, &roster) != 0)
 		return LAB3_EXIT_LOCAL;
-	}
-	ret = lab3_ledger_summarize(in, &sum);
-	fclose(in);
+	in = fopen(path, "re");
+	ret = in == NULL ? -errno : lab3_ledger_summarize(in, &sum);
+	if (in != NULL)
+		fclose(in);
 	if (ret != 0) {
-		lab3_ledger_summary_free(&sum);
+		if (in != NULL)
+			lab3_ledger_summary_free(&sum);
+		lab3_roster_free(&roster);
 		fprintf(stderr, "receiver: --ledger-summary %s: %s\n", path,
 			strerror(-ret));
 		return LAB3_EXIT_LOCAL;
 	}
-	printf("ID\tFIRST SUCCESS\tATTEMPTS\n");
-	for (size_t i = 0; i < sum.nids; i++) {
-		const struct lab3_ledger_id *id = &sum.ids[i];
-
-		printf("%s\t%s\t%lu\n", id->id, id->first_success[0] ?
-		       id->first_success : "never", id->attempts);
-	}
+	printf("ID\tFIRST SUCCESS\tATTEMPTS%s\n",
+	       roster_path != NULL ? "\tON ROSTER" : "");
+	print_rows(&sum, roster_path != NULL ? &roster : NULL);
 	printf("records: %lu, without an ID: %lu, unreadable lines "
 	       "skipped: %lu\n", sum.records, sum.without_id,
 	       sum.unreadable);
 	lab3_ledger_summary_free(&sum);
+	lab3_roster_free(&roster);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "receiver: --ledger-summary: cannot write the "
 			"summary: %s\n", strerror(errno));
@@ -368,6 +417,7 @@ int main(int argc, char **argv)
 		.timeout_s = LAB3_DEFAULT_TIMEOUT,
 	};
 	uint8_t secret[LAB3_SECRET_LEN];
+	struct lab3_roster roster = { 0 };
 	char err[LAB3_ERR_LEN];
 	int ledger_fd = -1;
 	int status;
@@ -375,7 +425,7 @@ int main(int argc, char **argv)
 	if (parse_args(&opt, argc, argv) != 0)
 		return LAB3_EXIT_USAGE;
 	if (opt.ledger_summary != NULL)
-		return ledger_summary(opt.ledger_summary);
+		return ledger_summary(opt.ledger_summary, opt.roster);
 	status = load_secret(&opt, secret);
 	if (status != 0)
 		return status;
@@ -394,13 +444,16 @@ int main(int argc, char **argv)
 			return LAB3_EXIT_LOCAL;
 		}
 	}
-	if (fit_memlock(&opt, opt.window_size_given) != 0 ||
+	if ((opt.roster != NULL && load_roster(opt.roster, &roster) != 0) ||
+	    fit_memlock(&opt, opt.window_size_given) != 0 ||
 	    set_budget(&opt) != 0)
 		status = LAB3_EXIT_LOCAL;
 	else
-		status = serve(&opt, secret, ledger_fd);
+		status = serve(&opt, secret, ledger_fd,
+			       opt.roster != NULL ? &roster : NULL);
 	if (ledger_fd >= 0)
 		close(ledger_fd);
+	lab3_roster_free(&roster);
 	return status;
 }
 

@@ -32,8 +32,10 @@
 #define STOPPING_REASON "the receiver is stopping"
 #define CM_EVENTS_PER_TURN 64	/* see take_cm_events() */
 
-/* Set by a SIGINT or SIGTERM (on_stop_signal()): the serving loop stops. */
+/* Set by a SIGINT or SIGTERM (on_signal()): the serving loop stops. */
 static volatile sig_atomic_t stop_requested;
+/* Set by a SIGHUP (on_signal()): the serving loop reads the roster again. */
+static volatile sig_atomic_t reload_requested;
 
 /* ---- Serving ---- */
 
@@ -79,6 +81,7 @@ struct server {
 	const struct options *opt;
 	const uint8_t *secret;
 	int ledger_fd;
+	struct lab3_roster *roster;		/* -r, or NULL */
 	struct lab3_listener listener;
 	struct window_budget budget;		/* -b */
 	struct session *sessions[2 * MAX_SESSIONS_MAX];	/* and closing */
@@ -199,6 +202,7 @@ static void new_session(struct server *srv, struct rdma_cm_id *id)
 		.opt = srv->opt,
 		.budget = &srv->budget,
 		.secret = srv->secret,
+		.roster = srv->roster,
 		.number = ++srv->number,
 		.tmp_fd = -1,
 		.ledger_fd = srv->ledger_fd,
@@ -466,20 +470,65 @@ static int wait_for_events(struct server *srv, const sigset_t *wait_mask)
 	return 0;
 }
 
-/* take_pending_stop: a stop signal that is pending is taken here, on
- * every turn.  The stop signals are let in only while ppoll() sleeps, and
- * it does not sleep, nor let a pending one in, while some descriptor is
- * always ready (a flood of connection requests, say). */
-static void take_pending_stop(void)
+/* served_signals: SIGINT and SIGTERM (stop), SIGHUP (read the roster
+ * again), into SET. */
+static void served_signals(sigset_t *set)
+{
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+}
+
+/* on_signal: the handler of the served signals: ask the serving loop to
+ * stop, or to read the roster again; the wait it interrupts returns
+ * -EINTR. */
+static void on_signal(int sig)
+{
+	if (sig == SIGHUP)
+		reload_requested = 1;
+	else
+		stop_requested = 1;
+}
+
+/* take_pending_signals: a served signal that is pending is taken here, on
+ * every turn.  They are let in only while ppoll() sleeps, and it does not
+ * sleep, nor let a pending one in, while some descriptor is always ready
+ * (a flood of connection requests, say). */
+static void take_pending_signals(void)
 {
 	static const struct timespec now = { 0, 0 };
-	sigset_t stop_signals;
+	sigset_t set;
+	int sig;
 
-	sigemptyset(&stop_signals);
-	sigaddset(&stop_signals, SIGINT);
-	sigaddset(&stop_signals, SIGTERM);
-	if (sigtimedwait(&stop_signals, NULL, &now) > 0)
-		stop_requested = 1;
+	served_signals(&set);
+	while ((sig = sigtimedwait(&set, NULL, &now)) > 0)
+		on_signal(sig);
+}
+
+/* reload_roster: SIGHUP: read the roster again.  Sessions go on; the
+ * next ID checked meets the new roster.  One that cannot be read is
+ * refused, with one line, and the old one stays in force. */
+static void reload_roster(struct server *srv)
+{
+	struct lab3_roster fresh;
+	char err[LAB3_ERR_LEN];
+
+	if (srv->roster == NULL) {
+		fprintf(stderr, "receiver: SIGHUP: no roster (-r) to read "
+			"again\n");
+		return;
+	}
+	if (lab3_roster_load(srv->opt->roster, &fresh, err,
+			     sizeof(err)) != 0) {
+		fprintf(stderr, "receiver: SIGHUP: %s; the roster of %zu IDs "
+			"stays\n", err, srv->roster->n);
+		return;
+	}
+	lab3_roster_free(srv->roster);
+	*srv->roster = fresh;
+	fprintf(stderr, "receiver: SIGHUP: roster %s read again: %zu IDs\n",
+		srv->opt->roster, srv->roster->n);
 }
 
 /* serve_loop: serve until a stop signal or a failed listener: wait for
@@ -497,7 +546,11 @@ static int serve_loop(struct server *srv, const sigset_t *wait_mask)
 		struct session *now_serving[2 * MAX_SESSIONS_MAX];
 		int n;
 
-		take_pending_stop();
+		take_pending_signals();
+		if (reload_requested) {
+			reload_requested = 0;
+			reload_roster(srv);
+		}
 		if (stop_requested) {
 			stop_requested = 0;	/* to see a second one */
 			if (srv->stopping)
@@ -673,42 +726,37 @@ void leave_queue(struct session *s)
 
 /* ---- Stop signals, and serving until one comes ---- */
 
-/* on_stop_signal: the SIGINT and SIGTERM handler: ask the serving loop to
- * stop; the wait it interrupts returns -EINTR. */
-static void on_stop_signal(int sig)
+/* install_signal_handlers: SIGINT and SIGTERM end the serving loop,
+ * SIGHUP reads the roster again.  They stay blocked except while the
+ * receiver waits (see struct lab3_listener), so that one arriving between
+ * two waits is not lost: the next wait returns at once.  ORIG receives
+ * the mask to wait with. */
+static void install_signal_handlers(sigset_t *orig)
 {
-	(void)sig;
-	stop_requested = 1;
-}
-
-/* install_stop_handlers: SIGINT and SIGTERM end the serving loop.  They
- * stay blocked except while the receiver waits (see struct lab3_listener),
- * so that one arriving between two waits is not lost: the next wait
- * returns at once.  ORIG receives the mask to wait with. */
-static void install_stop_handlers(sigset_t *orig)
-{
-	struct sigaction sa = { .sa_handler = on_stop_signal };
-	sigset_t stop_signals;
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t served;
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	sigemptyset(&stop_signals);
-	sigaddset(&stop_signals, SIGINT);
-	sigaddset(&stop_signals, SIGTERM);
-	sigprocmask(SIG_BLOCK, &stop_signals, orig);
+	sigaction(SIGHUP, &sa, NULL);
+	served_signals(&served);
+	sigprocmask(SIG_BLOCK, &served, orig);
 	sigdelset(orig, SIGINT);
 	sigdelset(orig, SIGTERM);
+	sigdelset(orig, SIGHUP);
 }
 
 /* serve: listen, then serve one session after another until a stop
  * signal; the exit status. */
-int serve(struct options *opt, const uint8_t *secret, int ledger_fd)
+int serve(struct options *opt, const uint8_t *secret, int ledger_fd,
+	  struct lab3_roster *roster)
 {
 	struct server srv = {
 		.opt = opt,
 		.secret = secret,
 		.ledger_fd = ledger_fd,
+		.roster = roster,
 		.budget = { .bytes = opt->budget },
 	};
 	struct lab3_listener *listener = &srv.listener;
@@ -721,7 +769,7 @@ int serve(struct options *opt, const uint8_t *secret, int ledger_fd)
 		snprintf(port, sizeof(port), "%d", LAB3_DEFAULT_PORT);
 		opt->port = port;
 	}
-	install_stop_handlers(&wait_mask);
+	install_signal_handlers(&wait_mask);
 	listener->wait_sigmask = &wait_mask;
 	if (lab3_listen(listener, opt->addr, opt->port, &bound_port) != 0) {
 		fprintf(stderr, "receiver: listen on %s:%s: %s\n",

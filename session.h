@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "common.h"
+#include "roster.h"
 #include "rules.h"
 
 #define MAX_SESSIONS_MAX 64	/* -c at most */
@@ -39,6 +40,7 @@ struct options {
 	const char *key_for;
 	const char *ledger;		/* -l */
 	const char *ledger_summary;	/* --ledger-summary */
+	const char *roster;		/* -r */
 	int timeout_s;
 	int max_sessions;		/* -c */
 	uint64_t budget;		/* -b: window memory, all sessions */
@@ -88,6 +90,7 @@ struct session {
 	const struct options *opt;
 	struct window_budget *budget;		/* the receiver's */
 	const uint8_t *secret;
+	const struct lab3_roster *roster;	/* -r, or NULL: any ID */
 	struct lab3_conn conn;
 	unsigned number;
 	char peer[64];
@@ -175,6 +178,7 @@ int wait_for_budget(struct session *s);
 void give_back(struct session *s, struct window *w);
 void join_queue(struct session *s);
 void leave_queue(struct session *s);
-int serve(struct options *opt, const uint8_t *secret, int ledger_fd);
+int serve(struct options *opt, const uint8_t *secret, int ledger_fd,
+	  struct lab3_roster *roster);
 
 #endif /* LAB3_SESSION_H */

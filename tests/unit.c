@@ -24,6 +24,7 @@
 #include "../common.h"
 #include "../json.h"
 #include "../ledger.h"
+#include "../roster.h"
 #include "../rules.h"
 #include "../secret.h"
 #include "testlib.h"
@@ -2942,6 +2943,94 @@ static void test_ledger(void)
 	test_ledger_file();
 }
 
+/* ---- 11. The roster (receiver -r) ---- */
+
+/* expect_roster_refused: NAME: the roster file holding TEXT is refused,
+ * with a message that holds WANT, and leaves the roster empty. */
+static void expect_roster_refused(const char *name, const char *path,
+				  const char *text, const char *want)
+{
+	struct lab3_roster roster = { 0 };
+	char err[LAB3_ERR_LEN] = "";
+
+	if (text != NULL && write_file(path, text, strlen(text)) != 0) {
+		fail(name, "cannot write %s", path);
+		return;
+	}
+	if (lab3_roster_load(path, &roster, err, sizeof(err)) == 0)
+		fail(name, "loaded, %zu IDs", roster.n);
+	else if (strstr(err, want) == NULL || strstr(err, path) == NULL)
+		fail(name, "message '%s', expected it to name %s and hold '%s'",
+		     err, path, want);
+	else if (roster.n != 0 || roster.ids != NULL)
+		fail(name, "left %zu IDs behind", roster.n);
+	else
+		pass(name);
+	lab3_roster_free(&roster);
+}
+
+/* test_roster: case group 11: comments, blank lines, spaces and tabs
+ * around an ID, CRLF line ends and repeats are read as a person means
+ * them; an ID a sender could not send, an empty roster and a missing
+ * file are refused, naming the file and the line. */
+static void test_roster(void)
+{
+	static const char text[] =
+		"# class of 2026\n"
+		"student42\n"
+		"  alice   # she joined late\n"
+		"\n"
+		"\tbob\r\n"
+		"student42\n"
+		"with space\n";
+	static const char *const on[] = { "student42", "alice", "bob",
+					   "with space" };
+	static const char *const off[] = { "stdent42", "", "# class of 2026",
+					    "Alice", "alice ", "bo" };
+	char dir[] = "/tmp/lab3-unit.XXXXXX", path[PATH_LEN];
+	struct lab3_roster roster = { 0 };
+	char err[LAB3_ERR_LEN] = "", long_id[LAB3_ID_MAX + 3];
+	const char *name = "roster_load reads IDs as a person means them";
+	int bad = 0;
+
+	if (mkdtemp(dir) == NULL) {
+		fail(name, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/roster", dir);
+	if (write_file(path, text, sizeof(text) - 1) != 0 ||
+	    lab3_roster_load(path, &roster, err, sizeof(err)) != 0) {
+		fail(name, "cannot load: %s", err);
+	} else {
+		for (size_t i = 0; i < sizeof(on) / sizeof(on[0]); i++)
+			bad += !lab3_roster_has(&roster, on[i]);
+		for (size_t i = 0; i < sizeof(off) / sizeof(off[0]); i++)
+			bad += lab3_roster_has(&roster, off[i]);
+		if (bad != 0 || roster.n != 4)
+			fail(name, "%d lookups wrong, %zu IDs (expected 4)",
+			     bad, roster.n);
+		else
+			pass(name);
+	}
+	lab3_roster_free(&roster);
+
+	memset(long_id, 'x', LAB3_ID_MAX + 1);
+	strcpy(long_id + LAB3_ID_MAX + 1, "\n");
+	expect_roster_refused("roster_load refuses an ID too long, naming "
+			      "its line", path, long_id, "line 1: ID of 64");
+	expect_roster_refused("roster_load refuses a control character",
+			      path, "alice\nb\x01ob\n", "line 2: ID has a "
+			      "non-printable");
+	expect_roster_refused("roster_load refuses a roster of no ID", path,
+			      "# nobody yet\n\n", "holds no ID");
+	unlink(path);
+	expect_roster_refused("roster_load refuses a missing file", path,
+			      NULL, "No such file");
+	if (rmdir(dir) != 0)
+		fail("roster tests leave nothing behind", "rmdir %s: %s", dir,
+		     strerror(errno));
+}
+
 /* main: run every case group, then the summary line; exit 1 if any case
  * failed, so that tests/unit.test and CI see it. */
 /* rx_step_is: case NAME passes when the receiver's next step is STEP. */
@@ -3152,6 +3241,7 @@ int main(void)
 	test_tx_good();
 	test_tx_refusals();
 	test_ledger();
+	test_roster();
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed == 0 ? 0 : 1;
 }

@@ -241,7 +241,7 @@ expect_file_is "$TEST_TMP/rx.out" \
 expect_status 0 $? "receiver --help"
 [ -s "$TEST_TMP/rx.err" ] && fail "receiver --help wrote to stderr"
 for option in "-l LEDGER" "--ledger-summary LEDGER" "--version" \
-	"--keep-failed"; do
+	"--keep-failed" "-r ROSTER"; do
 	grep -qF -- "$option" "$TEST_TMP/rx.out" ||
 		fail "receiver --help does not show $option"
 done
@@ -267,6 +267,16 @@ expect_receiver_refuses "a ledger in a missing directory" \
 expect_receiver_refuses "--ledger-summary of a missing file" \
 	"receiver: --ledger-summary $TEST_TMP/missing: No such file or directory" \
 	--ledger-summary "$TEST_TMP/missing"
+expect_receiver_refuses "a missing roster" \
+	"receiver: roster $TEST_TMP/missing: No such file or directory" \
+	-p 0 -k "$TEST_TMP/secret" -r "$TEST_TMP/missing"
+printf 'alice\n\nbob smith\n%070d\n' 0 >"$TEST_TMP/bad-roster"
+expect_receiver_refuses "a roster with an ID too long" \
+	"receiver: roster $TEST_TMP/bad-roster, line 4: ID of 70 characters (1 to 63 allowed)" \
+	-p 0 -k "$TEST_TMP/secret" -r "$TEST_TMP/bad-roster"
+expect_receiver_refuses "--ledger-summary with a bad roster" \
+	"receiver: roster $TEST_TMP/bad-roster, line 4: ID of 70" \
+	--ledger-summary /dev/null -r "$TEST_TMP/bad-roster"
 
 # A ledger that cannot take the record of a session about to get its key:
 # no record, no key.  The sender is refused, the session fails with one

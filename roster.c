@@ -1,0 +1,148 @@
+/*
+ * roster.c - the class's roster (receiver -r); see roster.h.
+ */
+#include "roster.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "protocol.h"
+
+/* compare_ids: qsort() and bsearch() order of two char * elements. */
+static int compare_ids(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* trim_line: the ID on LINE, in place: the comment cut off, the spaces
+ * and tabs around it, and the line's end, gone.  Returns its start. */
+static char *trim_line(char *line)
+{
+	char *end, *hash = strchr(line, '#');
+
+	if (hash != NULL)
+		*hash = '\0';
+	while (*line == ' ' || *line == '\t')
+		line++;
+	end = line + strlen(line);
+	while (end > line && strchr(" \t\r\n", end[-1]) != NULL)
+		end--;
+	*end = '\0';
+	return line;
+}
+
+/* add_id: append a copy of ID to ROSTER; -ENOMEM if there is no room. */
+static int add_id(struct lab3_roster *roster, size_t *cap, const char *id)
+{
+	if (roster->n == *cap) {
+		size_t grown = *cap ? 2 * *cap : 64;
+		char **ids = realloc(roster->ids, grown * sizeof(*ids));
+
+		if (ids == NULL)
+			return -ENOMEM;
+		roster->ids = ids;
+		*cap = grown;
+	}
+	roster->ids[roster->n] = strdup(id);
+	if (roster->ids[roster->n] == NULL)
+		return -ENOMEM;
+	roster->n++;
+	return 0;
+}
+
+/* sort_unique: sort ROSTER's IDs and drop the repeats. */
+static void sort_unique(struct lab3_roster *roster)
+{
+	size_t kept = 0;
+
+	if (roster->n == 0)
+		return;
+	qsort(roster->ids, roster->n, sizeof(*roster->ids), compare_ids);
+	for (size_t i = 1; i < roster->n; i++) {
+		if (strcmp(roster->ids[i], roster->ids[kept]) == 0)
+			free(roster->ids[i]);
+		else
+			roster->ids[++kept] = roster->ids[i];
+	}
+	roster->n = kept + 1;
+}
+
+/* read_ids: every line of IN into ROSTER; -1 with ERR at the first line
+ * that is not an ID, or when memory runs out. */
+static int read_ids(FILE *in, const char *path, struct lab3_roster *roster,
+		    char *err, size_t err_len)
+{
+	char *line = NULL, *id, why[96];
+	size_t line_cap = 0, cap = 0;
+	unsigned long number = 0;
+	int ret = 0;
+
+	while (ret == 0 && getline(&line, &line_cap, in) != -1) {
+		number++;
+		id = trim_line(line);
+		if (*id == '\0')
+			continue;
+		if (lab3_check_id(id, strlen(id), why, sizeof(why)) != 0) {
+			snprintf(err, err_len, "roster %.120s, line %lu: %s",
+				 path, number, why);
+			ret = -1;
+		} else if (add_id(roster, &cap, id) != 0) {
+			snprintf(err, err_len, "roster %.120s: out of memory",
+				 path);
+			ret = -1;
+		}
+	}
+	if (ret == 0 && ferror(in)) {
+		snprintf(err, err_len, "roster %.120s: %s", path,
+			 strerror(errno));
+		ret = -1;
+	}
+	free(line);
+	return ret;
+}
+
+/* lab3_roster_load: see roster.h. */
+int lab3_roster_load(const char *path, struct lab3_roster *roster,
+		     char *err, size_t err_len)
+{
+	FILE *in = fopen(path, "re");
+	int ret;
+
+	*roster = (struct lab3_roster){ 0 };
+	if (in == NULL) {
+		snprintf(err, err_len, "roster %.120s: %s", path,
+			 strerror(errno));
+		return -1;
+	}
+	ret = read_ids(in, path, roster, err, err_len);
+	fclose(in);
+	if (ret == 0 && roster->n == 0) {
+		snprintf(err, err_len, "roster %.120s holds no ID", path);
+		ret = -1;
+	}
+	if (ret != 0) {
+		lab3_roster_free(roster);
+		return -1;
+	}
+	sort_unique(roster);
+	return 0;
+}
+
+/* lab3_roster_has: see roster.h. */
+int lab3_roster_has(const struct lab3_roster *roster, const char *id)
+{
+	return roster->n > 0 &&
+	       bsearch(&id, roster->ids, roster->n, sizeof(*roster->ids),
+		       compare_ids) != NULL;
+}
+
+/* lab3_roster_free: see roster.h. */
+void lab3_roster_free(struct lab3_roster *roster)
+{
+	for (size_t i = 0; i < roster->n; i++)
+		free(roster->ids[i]);
+	free(roster->ids);
+	*roster = (struct lab3_roster){ 0 };
+}

@@ -1,0 +1,98 @@
+# The class's roster (receiver -r), over the bed:
+# - an ID on the roster gets its key; one that is not (a typo of one that
+#   is) gets none: the sender exits 4 naming the roster, the receiver's
+#   summary and ledger record say why;
+# - SIGHUP reads the roster again without dropping a session in progress,
+#   and the ID added gets its key; a roster that cannot be read is refused
+#   on SIGHUP, with one line, and the old one stays in force;
+# - --ledger-summary -r lists every roster ID, those never seen with no
+#   attempts, and marks the IDs in the ledger that are not on it.
+. tests/e2e/lib.sh
+
+roster=$TEST_TMP/roster
+printf '# the class\nstudent42\nalice  # joined late\n\nbob\n' >"$roster"
+make_file "$TEST_TMP/small.bin" 100000
+make_file "$TEST_TMP/big.bin" $((128 << 20))
+start_receiver -v -r "$roster" -k "$TEST_TMP/secret" -l "$TEST_TMP/ledger" ||
+	fail "no receiver"
+SESSION=0
+
+# send ID FILE: one sender run with ID.
+send() {
+	run_sender -i "$1" "$RXE_ADDR" "$RX_PORT" "$2"
+}
+
+# expect_stderr_line PATTERN WHAT: within 10 s, a line of the receiver's
+# stderr matches PATTERN.
+expect_stderr_line() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		grep -Eq "$1" "$RX_DIR/stderr" && return 0
+		sleep 0.05
+	done
+	fail "$2: no line matching '$1' on the receiver's stderr in 10 s"
+}
+
+send alice "$TEST_TMP/small.bin"
+expect_status 0 "$SENDER_STATUS" "alice, on the roster ($SENDER_ERR)"
+expect_summary "id alice, .*verdict good, key sent" "alice, on the roster"
+
+send stdent42 "$TEST_TMP/small.bin"
+expect_sender_fails 4 "^sender: the receiver refused: ID 'stdent42' is not on this class's roster$" \
+	"stdent42, not on the roster"
+expect_summary "id stdent42, .*verdict good, .*failed: ID 'stdent42' is not on this class's roster" \
+	"stdent42, not on the roster"
+[[ $SUMMARY != *"key sent"* ]] || fail "stdent42 got a key: $SUMMARY"
+
+# SIGHUP while a session is in progress (its first completion seen): it
+# goes on, and the roster read again takes the ID added.
+printf 'stdent42\n' >>"$roster"
+./sender -i alice "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/big.bin" \
+	>"$TEST_TMP/c1.out" 2>"$TEST_TMP/c1.err" &
+pid=$!
+expect_stderr_line "completion: RECV" "the session of 128 MiB"
+kill -HUP "$RX_PID"
+expect_stderr_line "SIGHUP: roster $roster read again: 4 IDs" "SIGHUP"
+expect_key "$pid" 1 "$(./receiver -k "$TEST_TMP/secret" --key-for alice)" \
+	"alice's 128 MiB across the SIGHUP"
+expect_summary "id alice, .*verdict good, key sent" "the session across the SIGHUP"
+send stdent42 "$TEST_TMP/small.bin"
+expect_status 0 "$SENDER_STATUS" "stdent42, added by SIGHUP ($SENDER_ERR)"
+expect_summary "id stdent42, .*verdict good, key sent" "stdent42, added"
+
+# A roster that cannot be read: refused, and the old one stays.
+cp "$roster" "$TEST_TMP/roster.good"
+printf 'carol\nd\001ve\n' >>"$roster"
+kill -HUP "$RX_PID"
+expect_stderr_line "SIGHUP: roster $roster, line 8: ID has a non-printable character; the roster of 4 IDs stays" \
+	"SIGHUP with a bad roster"
+send carol "$TEST_TMP/small.bin"
+expect_sender_fails 4 "not on this class's roster" "carol, in the refused roster"
+expect_summary "failed: ID 'carol' is not on this class's roster" "carol"
+send stdent42 "$TEST_TMP/small.bin"
+expect_status 0 "$SENDER_STATUS" "stdent42, under the old roster ($SENDER_ERR)"
+expect_summary "id stdent42, .*key sent" "stdent42, under the old roster"
+stop_receiver
+expect_status 0 "$RX_STATUS" "the receiver, stopped"
+
+grep -q '"id":"carol",.*"key_sent":false,"error":"ID '"'"'carol'"'"' is not on this class'"'"'s roster"}' \
+	"$TEST_TMP/ledger" || fail "the ledger has no record of carol's refusal"
+
+summary=$(./receiver --ledger-summary "$TEST_TMP/ledger" -r "$TEST_TMP/roster.good")
+expect_status 0 $? "--ledger-summary -r"
+echo "$summary"
+want_rows=$'ID\tFIRST SUCCESS\tATTEMPTS\tON ROSTER
+alice\t* \t2\tyes
+bob\tnever\t0\tyes
+carol\tnever\t1\tNOT ON ROSTER
+stdent42\t* \t3\tyes
+student42\tnever\t0\tyes
+roster: 4 IDs, 2 never succeeded; IDs not on it: 1'
+mapfile -t want <<<"$want_rows"
+mapfile -t got <<<"$summary"
+for i in "${!want[@]}"; do
+	# (a first success's time is any time: "* " in the table)
+	pattern=${want[i]//\* /20[0-9-]*T[0-9:]*Z}
+	[[ ${got[i]:-} == $pattern ]] ||
+		fail "--ledger-summary -r, line $((i + 1)): '${got[i]:-}', expected '${want[i]}'"
+done
