@@ -18,7 +18,8 @@
 #   make valgrind   one good session under valgrind's memcheck, each side
 #   make sparse     check the wire format's byte order with sparse
 #   make install    build, then install the programs and their man pages
-#                   under $(DESTDIR)$(PREFIX) (PREFIX defaults to /usr/local)
+#                   under $(DESTDIR)$(PREFIX) (PREFIX defaults to /usr/local);
+#                   SERVICE=1 adds the receiver's systemd service
 #   make uninstall  remove exactly what `make install` installed
 #
 # WERROR=1 turns warnings into errors (CI does); SANITIZE=1 builds with
@@ -184,14 +185,41 @@ BINDIR = $(PREFIX)/bin
 MAN1DIR = $(PREFIX)/share/man/man1
 MANPAGES = man/sender.1 man/receiver.1
 
+# With SERVICE=1, also the receiver as a systemd service (README, "The
+# receiver as a service"; tests/service.test checks it): the unit in
+# $(UNITDIR), its user in $(SYSCONFDIR)/sysusers.d, and its options file
+# $(CONFFILE), which is never overwritten, nor removed by uninstall.
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(SYSCONFDIR)/systemd/system
+CONFFILE = $(SYSCONFDIR)/lab3-receiver.conf
+SERVICE_SUBST = sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@CONFFILE@|$(CONFFILE)|g'
+
 install: $(PROGRAMS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MAN1DIR)
 	install -m 0755 $(PROGRAMS) $(DESTDIR)$(BINDIR)/
 	install -m 0644 $(MANPAGES) $(DESTDIR)$(MAN1DIR)/
+ifeq ($(SERVICE),1)
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/sysusers.d
+	$(SERVICE_SUBST) scripts/service/lab3-receiver.service.in \
+		>$(DESTDIR)$(UNITDIR)/lab3-receiver.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/lab3-receiver.service
+	install -m 0644 scripts/service/lab3-receiver.sysusers \
+		$(DESTDIR)$(SYSCONFDIR)/sysusers.d/lab3-receiver.conf
+	test -e $(DESTDIR)$(CONFFILE) || { \
+		$(SERVICE_SUBST) scripts/service/lab3-receiver.conf \
+			>$(DESTDIR)$(CONFFILE) && chmod 0644 $(DESTDIR)$(CONFFILE); }
+	if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null; then \
+		systemd-sysusers $(SYSCONFDIR)/sysusers.d/lab3-receiver.conf && \
+		systemctl daemon-reload; fi
+endif
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGRAMS)) \
 		$(addprefix $(DESTDIR)$(MAN1DIR)/,$(notdir $(MANPAGES)))
+ifeq ($(SERVICE),1)
+	rm -f $(DESTDIR)$(UNITDIR)/lab3-receiver.service \
+		$(DESTDIR)$(SYSCONFDIR)/sysusers.d/lab3-receiver.conf
+endif
 
 clean:
 	rm -f $(PROGRAMS) $(TEST_PROGRAMS) $(VALGRIND_PROGRAMS) *.o tests/*.o \

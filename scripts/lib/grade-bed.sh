@@ -9,12 +9,16 @@
 #
 # WORK is a directory on the host's disk that holds big.bin, the file
 # larger than this VM's memory.  A check never waits for ever: every
-# sender runs under `timeout` (GRADE_LIMIT seconds).
+# sender runs under `timeout` (GRADE_LIMIT seconds), and all the runs of
+# one SENDER together get GRADE_BUDGET seconds (default 600): once they
+# are spent, the checks left fail without running it.
 set -u
 SENDER=$1
 WORK=$2
 T=5			# the sender's -t and the receiver's -t, in seconds
 GRADE_LIMIT=60		# the longest any one sender may run
+BUDGET=${GRADE_BUDGET:-600}	# all its runs together, in seconds
+BUDGET_END=$((${EPOCHREALTIME%.*} + BUDGET))
 SECRET=/tmp/grade-secret
 OUT=/tmp/grade-out	# the receiver's -o
 
@@ -33,10 +37,17 @@ result() {
 # FILE; sets S_STATUS, S_SECS, S_OUT (its stdout) and S_ERR (the first
 # line of its stderr).
 run_sender() {
-	local id=$1 file=$2 start
+	local id=$1 file=$2 start limit
 	shift 2
 	start=$EPOCHREALTIME
-	timeout -s KILL "$GRADE_LIMIT" "$SENDER" -i "$id" \
+	limit=$((BUDGET_END - ${start%.*}))
+	if [ "$limit" -le 0 ]; then
+		S_STATUS=137 S_SECS=0 S_OUT=
+		S_ERR="not run: the sender's runs used up their ${BUDGET} s"
+		return
+	fi
+	[ "$limit" -lt "$GRADE_LIMIT" ] || limit=$GRADE_LIMIT
+	timeout -s KILL "$limit" "$SENDER" -i "$id" \
 		-t "${SENDER_T:-$T}" "$@" \
 		"$RXE_ADDR" "$RX_PORT" "$file" >/tmp/grade-sender.out \
 		2>/tmp/grade-sender.err
@@ -46,7 +57,7 @@ run_sender() {
 	S_OUT=$(head -c 4096 /tmp/grade-sender.out)
 	S_ERR=$(head -n 1 /tmp/grade-sender.err | head -c 300)
 	[ "$S_STATUS" -eq 137 ] &&
-		S_ERR="killed after $GRADE_LIMIT s (it never ended)"
+		S_ERR="killed after $limit s (it never ended)"
 }
 
 # said: what the sender said, for a reason.

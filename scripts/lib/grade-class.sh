@@ -1,0 +1,190 @@
+# shellcheck shell=bash
+# grade-class.sh OUT DEPTH SUBMISSIONS: scripts/grade for a folder of
+# submissions, one per student, run from the repository root.  An entry
+# of SUBMISSIONS is ID.c (the student's sender.c) or a directory ID that
+# holds sender.c (and, at DEPTH verbs, the student's client.c; without
+# one, the kit's).  Names that start with '.' are skipped.
+#
+# Each submission is built against the kit (scripts/handout/build at
+# DEPTH), with the kit's own flags, and graded by scripts/grade like a
+# single sender.  It writes:
+#   OUT/gradebook.csv   id,score,max,status,then each check's points
+#                       (status: graded, build failed, or bed failed)
+#   OUT/ID/results.json Gradescope's form, as scripts/grade writes it
+#   OUT/ID/log          the build's output, then the scorecard
+# and shows its progress on stderr.  A submission that does not build
+# costs only its row; one that hangs, only its row and its time (each
+# run GRADE_LIMIT, all its runs GRADE_BUDGET: scripts/lib/grade-bed.sh).
+# A second run grades again only the submissions whose files, or whose
+# grader, changed since (OUT/ID/digest).
+#
+# Exit status: 0 when every submission was graded (whatever its score);
+# 1 when one could not be (build or bed failed); 2 on a usage error.
+set -u
+OUT=$1
+DEPTH=$2
+SUBMISSIONS=${3%/}
+
+# class_fail MESSAGE: end the run, saying why.
+class_fail() {
+	echo "grade: $*" >&2
+	exit 2
+}
+
+[ -d "$SUBMISSIONS" ] || class_fail "$SUBMISSIONS: not a directory"
+mkdir -p "$OUT" || class_fail "cannot create $OUT"
+OUT=$(cd "$OUT" && pwd -P) || exit 2
+WORK=$(mktemp -d "$PWD/.grade-class.XXXXXX") || exit 2
+trap 'rm -rf "$WORK"' EXIT
+
+# The checks' names and points, in scripts/grade's order, for the
+# gradebook's columns.
+mapfile -t NAMES < <(sed -n 's/^\t"\([a-z-]*\)|[0-9]*|[a-z]*"$/\1/p' \
+	scripts/grade)
+mapfile -t POINTS < <(sed -n 's/^\t"[a-z-]*|\([0-9]*\)|[a-z]*"$/\1/p' \
+	scripts/grade)
+[ "${#NAMES[@]}" -gt 0 ] && [ "${#NAMES[@]}" -eq "${#POINTS[@]}" ] ||
+	class_fail "cannot read scripts/grade's checks"
+
+# The grader's own digest: a submission graded by another grader, or at
+# another depth, is graded again.
+GRADER=$(cat scripts/grade scripts/lib/grade-bed.sh scripts/lib/grade-class.sh \
+	./*.c ./*.h scripts/handout/skeleton.awk | sha256sum | cut -c 1-64)
+
+# The kit, built once: each submission's build copies it, objects and
+# all, so that only the student's files are compiled.
+echo "grade: building the kit (depth $DEPTH)" >&2
+DEPTH=$DEPTH bash scripts/handout/build "$WORK/kit" >"$WORK/kit.log" 2>&1 &&
+	make -C "$WORK/kit" --no-print-directory sender >>"$WORK/kit.log" 2>&1 ||
+	{ tail -n 20 "$WORK/kit.log" >&2; class_fail "cannot build the kit"; }
+
+# sources ENTRY: the student's files of ENTRY, one per line ("" if none).
+sources() {
+	if [ -d "$1" ]; then
+		[ -f "$1/sender.c" ] && echo "$1/sender.c"
+		[ "$DEPTH" = verbs ] && [ -f "$1/client.c" ] && echo "$1/client.c"
+	elif [ -f "$1" ]; then
+		echo "$1"
+	fi
+}
+
+# build ID ENTRY: the kit with ID's files in it, built into WORK/ID;
+# its output goes to OUT/ID/log.  Fails if it does not build.
+build() {
+	local id=$1 entry=$2 dir=$WORK/$1 src
+	cp -a "$WORK/kit" "$dir" || return 1
+	rm -f "$dir/sender"
+	while read -r src; do
+		[ -n "$src" ] || continue
+		case $src in
+		*/client.c) cp "$src" "$dir/client.c" ;;
+		*) cp "$src" "$dir/sender.c" ;;
+		esac
+	done < <(sources "$entry")
+	touch "$dir/sender.c" "$dir/client.c"	# newer than the kit's objects
+	echo "== build: make sender (the kit's flags, depth $DEPTH)" >>"$OUT/$id/log"
+	timeout 120 make -C "$dir" --no-print-directory sender \
+		>>"$OUT/$id/log" 2>&1
+}
+
+# zero_results REASON: OUT/ID/results.json for a submission that was not
+# graded: every check 0, REASON in each one's output.
+zero_results() {
+	local id=$1 reason=$2 name tests=""
+	for name in "${NAMES[@]}"; do
+		tests+="${tests:+,}
+    {\"name\": \"$name\", \"score\": 0, \"output\": \"not run: $reason\"}"
+	done
+	printf '{\n  "score": 0,\n  "tests": [%s\n  ]\n}\n' "$tests" \
+		>"$OUT/$id/results.json"
+}
+
+# csv_field TEXT: TEXT as a CSV field, quoted when it must be.
+csv_field() {
+	case $1 in
+	*[\",]*) printf '"%s"' "${1//\"/\"\"}" ;;
+	*) printf '%s' "$1" ;;
+	esac
+}
+
+# row ID STATUS: ID's gradebook row, from OUT/ID/card (the scorecard) when
+# it was graded; all zeros otherwise.
+row() {
+	local id=$1 status=$2 i got score=0 max=0 cells=""
+	for i in "${!NAMES[@]}"; do
+		got=0
+		[ "$status" = graded ] &&
+			got=$(awk -v n="${NAMES[i]}" '$1 == n { split($2, p, "/");
+				print p[1] + 0; exit }' "$OUT/$id/card")
+		score=$((score + ${got:-0}))
+		max=$((max + POINTS[i]))
+		cells+=",${got:-0}"
+	done
+	printf '%s,%d,%d,%s%s\n' "$(csv_field "$id")" "$score" "$max" \
+		"$status" "$cells"
+}
+
+# grade_one ID ENTRY: build and grade one submission into OUT/ID, unless
+# OUT/ID/digest says it was, as it is now; its row in OUT/ID/row, and in
+# PROGRESS what the progress line adds.
+grade_one() {
+	local id=$1 entry=$2 digest status
+	digest=$(sources "$entry" | xargs -r cat | sha256sum | cut -c 1-64)
+	digest="$digest $GRADER $DEPTH"
+	if [ -f "$OUT/$id/row" ] && [ "$(cat "$OUT/$id/digest" 2>/dev/null)" = "$digest" ]; then
+		PROGRESS=", unchanged since the last run"
+		return
+	fi
+	rm -rf "${OUT:?}/$id"
+	mkdir -p "$OUT/$id"
+	if [ -z "$(sources "$entry")" ]; then
+		echo "== no sender.c in $entry" >"$OUT/$id/log"
+		status="build failed"
+		zero_results "$id" "no sender.c in the submission"
+	elif ! build "$id" "$entry"; then
+		status="build failed"
+		zero_results "$id" "it does not build (see its log)"
+	else
+		echo "== grade: scripts/grade" >>"$OUT/$id/log"
+		scripts/grade -o "$OUT/$id" "$WORK/$id/sender" \
+			>"$OUT/$id/card" 2>>"$OUT/$id/log"
+		case $? in
+		0 | 1) status=graded ;;
+		*) status="bed failed"
+		   zero_results "$id" "the bed failed (see its log)" ;;
+		esac
+		cat "$OUT/$id/card" >>"$OUT/$id/log"
+	fi
+	rm -rf "${WORK:?}/$id"
+	row "$id" "$status" >"$OUT/$id/row"
+	echo "$digest" >"$OUT/$id/digest"
+	PROGRESS=
+}
+
+mapfile -t ENTRIES < <(find "$SUBMISSIONS" -mindepth 1 -maxdepth 1 \
+	\( -type d -o -name '*.c' \) ! -name '.*' | LC_ALL=C sort)
+[ "${#ENTRIES[@]}" -gt 0 ] || class_fail "$SUBMISSIONS holds no submission"
+n=0 unfinished=0
+for entry in "${ENTRIES[@]}"; do
+	n=$((n + 1))
+	id=$(basename "$entry" .c)
+	start=$SECONDS
+	grade_one "$id" "$entry"
+	# (the row's fields from the end: an ID may hold a quoted comma)
+	IFS=, read -r -a fields <"$OUT/$id/row"
+	k=$((${#fields[@]} - ${#NAMES[@]}))
+	echo "grade: [$n/${#ENTRIES[@]}] $id: ${fields[k - 3]}/${fields[k - 2]}," \
+		"${fields[k - 1]}$PROGRESS ($((SECONDS - start)) s)" >&2
+	[ "${fields[k - 1]}" = graded ] || unfinished=$((unfinished + 1))
+done
+
+{
+	printf 'id,score,max,status'
+	printf ',%s' "${NAMES[@]}"
+	printf '\n'
+	for entry in "${ENTRIES[@]}"; do
+		cat "$OUT/$(basename "$entry" .c)/row"
+	done
+} >"$OUT/gradebook.csv"
+echo "grade: wrote $OUT/gradebook.csv (${#ENTRIES[@]} submissions)" >&2
+[ "$unfinished" -eq 0 ]
