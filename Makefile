@@ -8,7 +8,10 @@
 #                   provided receiver, the bed); DEPTH=verbs leaves the
 #                   lab's verbs in client.c to the student too
 #   make grade SENDER=path
-#                   score any sender through the lab's checks (scripts/grade)
+#                   score any sender through the lab's checks (scripts/grade;
+#                   given a folder of submissions, a class's gradebook)
+#   make autograder the Gradescope autograder: lab3-autograder.zip, built
+#                   at DEPTH (default messages)
 #   make bench      the pair against ib_write_bw, rcopy and sha256sum
 #   make fuzz       fuzz the protocol decoder and both sides' rules for
 #                   FUZZ_SECONDS in all (default 60)
@@ -49,7 +52,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 TEST_PROGRAMS = tests/unit $(FUZZERS) tests/evil-sender tests/evil-receiver
 
 .PHONY: all deps test test-long demo wire handout grade bench fuzz soak valgrind sparse \
-	install uninstall clean
+	install uninstall clean autograder
 
 all: $(PROGRAMS)
 
@@ -174,6 +177,9 @@ bench: deps
 handout:
 	DEPTH=$(DEPTH) scripts/handout/build lab3-handout
 
+autograder: deps
+	DEPTH=$(DEPTH) scripts/autograder/build lab3-autograder.zip
+
 grade: deps
 	@test -n "$(SENDER)" || { echo "usage: make grade SENDER=path" >&2; exit 2; }
 	scripts/grade $(SENDER)
@@ -224,4 +230,5 @@ endif
 clean:
 	rm -f $(PROGRAMS) $(TEST_PROGRAMS) $(VALGRIND_PROGRAMS) *.o tests/*.o \
 		.build-flags
-	rm -rf tests/logs lab3-handout lab3-handout.tar.gz grade-results
+	rm -rf tests/logs lab3-handout lab3-handout.tar.gz grade-results \
+		lab3-autograder.zip

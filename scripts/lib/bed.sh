@@ -26,6 +26,9 @@
 #   RXE_BED_CACHE   cache directory (default ~/.cache/rdma-lab3-bed)
 #   RXE_KERNEL_PKG  kernel package to use, or a series' meta-package such as
 #                   linux-image-6.12-amd64 (default: linux-image-amd64)
+#   RXE_KERNEL_DIR  a kernel and initramfs prepared already (vmlinuz and
+#                   initramfs-PROVIDER-*.cpio, as `make autograder` packs
+#                   them): used as they are, with no apt at all
 
 BED_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 BED_CACHE=${RXE_BED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdma-lab3-bed}
@@ -244,7 +247,7 @@ bed_build_initramfs() {
 }
 
 # bed_prepare: make sure a kernel and an initramfs are in the cache, and set
-# BED_KERNEL and BED_INITRD to them.
+# BED_KERNEL and BED_INITRD to them (or to RXE_KERNEL_DIR's).
 bed_prepare() {
 	local pkg version kdir key why
 	local -a inputs
@@ -253,6 +256,15 @@ bed_prepare() {
 	rxe | siw) ;;
 	*) bed_die "RXE_PROVIDER must be rxe or siw, not '$BED_PROVIDER'" ;;
 	esac
+	if [ -n "${RXE_KERNEL_DIR:-}" ]; then
+		BED_KERNEL=$RXE_KERNEL_DIR/vmlinuz
+		BED_INITRD=$(ls "$RXE_KERNEL_DIR/initramfs-$BED_PROVIDER-"*.cpio 2>/dev/null | head -n 1)
+		[ -f "$BED_KERNEL" ] && [ -n "$BED_INITRD" ] ||
+			bed_die "RXE_KERNEL_DIR=$RXE_KERNEL_DIR holds no vmlinuz and initramfs-$BED_PROVIDER-*.cpio"
+		command -v qemu-system-x86_64 >/dev/null ||
+			bed_die "qemu-system-x86_64 not found; run scripts/install-deps"
+		return
+	fi
 	for tool in qemu-system-x86_64 cpio depmod modprobe apt-get dpkg-deb; do
 		command -v "$tool" >/dev/null ||
 			bed_die "$tool not found; run scripts/install-deps"

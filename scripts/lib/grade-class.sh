@@ -90,10 +90,10 @@ build() {
 # zero_results REASON: OUT/ID/results.json for a submission that was not
 # graded: every check 0, REASON in each one's output.
 zero_results() {
-	local id=$1 reason=$2 name tests=""
-	for name in "${NAMES[@]}"; do
+	local id=$1 reason=$2 i tests=""
+	for i in "${!NAMES[@]}"; do
 		tests+="${tests:+,}
-    {\"name\": \"$name\", \"score\": 0, \"output\": \"not run: $reason\"}"
+    {\"name\": \"${NAMES[i]}\", \"score\": 0, \"max_score\": ${POINTS[i]}, \"output\": \"not run: $reason\"}"
 	done
 	printf '{\n  "score": 0,\n  "tests": [%s\n  ]\n}\n' "$tests" \
 		>"$OUT/$id/results.json"
