@@ -214,7 +214,7 @@ ifeq ($(SERVICE),1)
 	test -e $(DESTDIR)$(CONFFILE) || { \
 		$(SERVICE_SUBST) scripts/service/lab3-receiver.conf \
 			>$(DESTDIR)$(CONFFILE) && chmod 0644 $(DESTDIR)$(CONFFILE); }
-	if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null; then \
+	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
 		systemd-sysusers $(SYSCONFDIR)/sysusers.d/lab3-receiver.conf && \
 		systemctl daemon-reload; fi
 endif

@@ -480,12 +480,16 @@ static void served_signals(sigset_t *set)
 	sigaddset(set, SIGHUP);
 }
 
+/* reload_wanted: whether SIGHUP reads the roster again (with -r) or,
+ * as for any program without a use for it, stops the receiver. */
+static int reload_wanted;
+
 /* on_signal: the handler of the served signals: ask the serving loop to
  * stop, or to read the roster again; the wait it interrupts returns
  * -EINTR. */
 static void on_signal(int sig)
 {
-	if (sig == SIGHUP)
+	if (sig == SIGHUP && reload_wanted)
 		reload_requested = 1;
 	else
 		stop_requested = 1;
@@ -514,11 +518,6 @@ static void reload_roster(struct server *srv)
 	struct lab3_roster fresh;
 	char err[LAB3_ERR_LEN];
 
-	if (srv->roster == NULL) {
-		fprintf(stderr, "receiver: SIGHUP: no roster (-r) to read "
-			"again\n");
-		return;
-	}
 	if (lab3_roster_load(srv->opt->roster, &fresh, err,
 			     sizeof(err)) != 0) {
 		fprintf(stderr, "receiver: SIGHUP: %s; the roster of %zu IDs "
@@ -727,7 +726,7 @@ void leave_queue(struct session *s)
 /* ---- Stop signals, and serving until one comes ---- */
 
 /* install_signal_handlers: SIGINT and SIGTERM end the serving loop,
- * SIGHUP reads the roster again.  They stay blocked except while the
+ * SIGHUP reads the roster again (without one, it ends the loop too).  They stay blocked except while the
  * receiver waits (see struct lab3_listener), so that one arriving between
  * two waits is not lost: the next wait returns at once.  ORIG receives
  * the mask to wait with. */
@@ -769,6 +768,7 @@ int serve(struct options *opt, const uint8_t *secret, int ledger_fd,
 		snprintf(port, sizeof(port), "%d", LAB3_DEFAULT_PORT);
 		opt->port = port;
 	}
+	reload_wanted = roster != NULL;
 	install_signal_handlers(&wait_mask);
 	listener->wait_sigmask = &wait_mask;
 	if (lab3_listen(listener, opt->addr, opt->port, &bound_port) != 0) {

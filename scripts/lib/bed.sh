@@ -27,8 +27,8 @@
 #   RXE_KERNEL_PKG  kernel package to use, or a series' meta-package such as
 #                   linux-image-6.12-amd64 (default: linux-image-amd64)
 #   RXE_KERNEL_DIR  a kernel and initramfs prepared already (vmlinuz and
-#                   initramfs-PROVIDER-*.cpio, as `make autograder` packs
-#                   them): used as they are, with no apt at all
+#                   initramfs-PROVIDER-*.cpio, as the Gradescope
+#                   autograder carries them): used as they are, no apt
 
 BED_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 BED_CACHE=${RXE_BED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdma-lab3-bed}

@@ -204,8 +204,8 @@ check_big() {
 	line=$(summary_line)
 	want=$(./receiver -k "$SECRET" --key-for grade-big)
 	# A stall (killed, or a timeout) here is most likely memory.
-	case $S_STATUS in
-	3 | 137) why="(the check: the file must go through without being"
+	case $S_RAN$S_STATUS in
+	13 | 1137) why="(the check: the file must go through without being"
 		why+=" held in memory: are each WRITE's pages dropped once it"
 		why+=" completes, MADV_DONTNEED?)" ;;
 	*) why= ;;

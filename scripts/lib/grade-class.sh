@@ -34,6 +34,13 @@ class_fail() {
 [ -d "$SUBMISSIONS" ] || class_fail "$SUBMISSIONS: not a directory"
 mkdir -p "$OUT" || class_fail "cannot create $OUT"
 OUT=$(cd "$OUT" && pwd -P) || exit 2
+SUBMISSIONS=$(cd "$SUBMISSIONS" && pwd -P) || exit 2
+case $OUT/ in
+"$SUBMISSIONS"/*) class_fail "-o $OUT is inside $SUBMISSIONS: put it elsewhere" ;;
+esac
+case $SUBMISSIONS/ in
+"$OUT"/*) class_fail "$SUBMISSIONS is inside -o $OUT: put it elsewhere" ;;
+esac
 WORK=$(mktemp -d "$PWD/.grade-class.XXXXXX") || exit 2
 trap 'rm -rf "$WORK"' EXIT
 
@@ -48,15 +55,17 @@ mapfile -t POINTS < <(sed -n 's/^\t"[a-z-]*|\([0-9]*\)|[a-z]*"$/\1/p' \
 
 # The grader's own digest: a submission graded by another grader, or at
 # another depth, is graded again.
-GRADER=$(cat scripts/grade scripts/lib/grade-bed.sh scripts/lib/grade-class.sh \
-	./*.c ./*.h scripts/handout/skeleton.awk | sha256sum | cut -c 1-64)
+GRADER=$(cat scripts/grade scripts/lib/*.sh scripts/lib/guest-init ./*.c ./*.h \
+	tests/evil-receiver.c tests/evil.h tests/testlib.[ch] \
+	scripts/handout/* | sha256sum | cut -c 1-64)
 
 # The kit, built once: each submission's build copies it, objects and
 # all, so that only the student's files are compiled.
 echo "grade: building the kit (depth $DEPTH)" >&2
-DEPTH=$DEPTH bash scripts/handout/build "$WORK/kit" >"$WORK/kit.log" 2>&1 &&
-	make -C "$WORK/kit" --no-print-directory sender >>"$WORK/kit.log" 2>&1 ||
-	{ tail -n 20 "$WORK/kit.log" >&2; class_fail "cannot build the kit"; }
+# (Its names start with '.': no student's ID can be one of them.)
+DEPTH=$DEPTH bash scripts/handout/build "$WORK/.kit" >"$WORK/.kit.log" 2>&1 &&
+	make -C "$WORK/.kit" --no-print-directory sender >>"$WORK/.kit.log" 2>&1 ||
+	{ tail -n 20 "$WORK/.kit.log" >&2; class_fail "cannot build the kit"; }
 
 # sources ENTRY: the student's files of ENTRY, one per line ("" if none).
 sources() {
@@ -72,7 +81,7 @@ sources() {
 # its output goes to OUT/ID/log.  Fails if it does not build.
 build() {
 	local id=$1 entry=$2 dir=$WORK/$1 src
-	cp -a "$WORK/kit" "$dir" || return 1
+	cp -a "$WORK/.kit" "$dir" || return 1
 	rm -f "$dir/sender"
 	while read -r src; do
 		[ -n "$src" ] || continue
@@ -129,15 +138,19 @@ row() {
 # PROGRESS what the progress line adds.
 grade_one() {
 	local id=$1 entry=$2 digest status
-	digest=$(sources "$entry" | xargs -r cat | sha256sum | cut -c 1-64)
+	digest=$(sources "$entry" | while IFS= read -r f; do
+		printf '%s\n' "$f" && cat -- "$f"; done | sha256sum | cut -c 1-64)
 	digest="$digest $GRADER $DEPTH"
-	if [ -f "$OUT/$id/row" ] && [ "$(cat "$OUT/$id/digest" 2>/dev/null)" = "$digest" ]; then
+	# (A bed that failed is graded again: that was the bed, not them.)
+	if [ -f "$OUT/$id/row" ] && ! grep -q ',bed failed,' "$OUT/$id/row" &&
+		[ "$(cat "$OUT/$id/digest" 2>/dev/null)" = "$digest" ]; then
 		PROGRESS=", unchanged since the last run"
 		return
 	fi
 	rm -rf "${OUT:?}/$id"
 	mkdir -p "$OUT/$id"
-	if [ -z "$(sources "$entry")" ]; then
+	if { [ -d "$entry" ] && [ ! -f "$entry/sender.c" ]; } ||
+		[ -z "$(sources "$entry")" ]; then
 		echo "== no sender.c in $entry" >"$OUT/$id/log"
 		status="build failed"
 		zero_results "$id" "no sender.c in the submission"
