@@ -14,7 +14,7 @@
 #   OUT/ID/log          the build's output, then the scorecard
 # and shows its progress on stderr.  A submission that does not build
 # costs only its row; one that hangs, only its row and its time (each
-# run GRADE_LIMIT, all its runs GRADE_BUDGET: scripts/lib/grade-bed.sh).
+# run GRADE_LIMIT, all its checks GRADE_BUDGET: scripts/lib/grade-bed.sh).
 # A second run grades again only the submissions whose files, or whose
 # grader, changed since (OUT/ID/digest).
 #
