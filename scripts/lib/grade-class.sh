@@ -114,11 +114,14 @@ zero_results() {
 		>"$OUT/$id/results.json"
 }
 
-# csv_field TEXT: TEXT as a CSV field, quoted when it must be.
+# csv_field TEXT: TEXT as a CSV field, quoted when it must be; one that
+# a spreadsheet would take for a formula (=, +, -, @) gets a ' first.
 csv_field() {
-	case $1 in
-	*[\",]*) printf '"%s"' "${1//\"/\"\"}" ;;
-	*) printf '%s' "$1" ;;
+	local text=$1
+	case $text in [=+@-]*) text="'$text" ;; esac
+	case $text in
+	*[\",$'\r\n']*) printf '"%s"' "${text//\"/\"\"}" ;;
+	*) printf '%s' "$text" ;;
 	esac
 }
 
@@ -183,6 +186,9 @@ grade_one() {
 mapfile -t ENTRIES < <(find "$SUBMISSIONS" -mindepth 1 -maxdepth 1 \
 	\( -type d -o -name '*.c' \) ! -name '.*' | LC_ALL=C sort)
 [ "${#ENTRIES[@]}" -gt 0 ] || class_fail "$SUBMISSIONS holds no submission"
+# Two entries of one ID (alice.c and alice/) would share OUT/alice.
+dup=$(for entry in "${ENTRIES[@]}"; do basename "$entry" .c; done | sort | uniq -d | head -n 1)
+[ -z "$dup" ] || class_fail "$SUBMISSIONS holds two submissions of $dup (a file and a folder)"
 n=0 unfinished=0
 for entry in "${ENTRIES[@]}"; do
 	n=$((n + 1))
