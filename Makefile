@@ -223,8 +223,12 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGRAMS)) \
 		$(addprefix $(DESTDIR)$(MAN1DIR)/,$(notdir $(MANPAGES)))
 ifeq ($(SERVICE),1)
+	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
+		systemctl disable --now lab3-receiver.service || true; fi
 	rm -f $(DESTDIR)$(UNITDIR)/lab3-receiver.service \
 		$(DESTDIR)$(SYSCONFDIR)/sysusers.d/lab3-receiver.conf
+	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
+		systemctl daemon-reload; fi
 endif
 
 clean:

@@ -163,7 +163,7 @@ enum lab3_error_code {
 	LAB3_ERR_PROTOCOL = 1,		/* a message broke this protocol */
 	LAB3_ERR_TOO_LARGE = 2,		/* file over the receiver's limit */
 	LAB3_ERR_RESOURCES = 3,		/* receiver can't hold the file now */
-	LAB3_ERR_NO_KEY = 4,		/* no key: a bad verdict, an ID unknown */
+	LAB3_ERR_NO_KEY = 4,		/* a bad verdict, an unknown ID */
 	LAB3_ERR_INTERNAL = 5,		/* the peer failed on its own side */
 };
 #define LAB3_ERR_LAST LAB3_ERR_INTERNAL

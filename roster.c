@@ -77,14 +77,21 @@ static int read_ids(FILE *in, const char *path, struct lab3_roster *roster,
 	char *line = NULL, *id, why[96];
 	size_t line_cap = 0, cap = 0;
 	unsigned long number = 0;
-	int ret = 0;
+	ssize_t len;
+	int ret = 0, nul;
 
-	while (ret == 0 && getline(&line, &line_cap, in) != -1) {
+	while (ret == 0 && (len = getline(&line, &line_cap, in)) != -1) {
 		number++;
-		id = trim_line(line);
-		if (*id == '\0')
+		id = line;
+		/* A byte-order mark, as spreadsheets write one, is no ID's. */
+		if (number == 1 && strncmp(id, "\xef\xbb\xbf", 3) == 0)
+			id += 3;
+		nul = memchr(line, '\0', (size_t)len) != NULL;
+		if (nul)
+			snprintf(why, sizeof(why), "a NUL byte");
+		else if (*(id = trim_line(id)) == '\0')
 			continue;
-		if (lab3_check_id(id, strlen(id), why, sizeof(why)) != 0) {
+		if (nul || lab3_check_id(id, strlen(id), why, sizeof(why)) != 0) {
 			snprintf(err, err_len, "roster %.120s, line %lu: %s",
 				 path, number, why);
 			ret = -1;

@@ -2976,7 +2976,7 @@ static void expect_roster_refused(const char *name, const char *path,
 static void test_roster(void)
 {
 	static const char text[] =
-		"# class of 2026\n"
+		"\xef\xbb\xbf# class of 2026\n"
 		"student42\n"
 		"  alice   # she joined late\n"
 		"\n"
@@ -3021,6 +3021,14 @@ static void test_roster(void)
 	expect_roster_refused("roster_load refuses a control character",
 			      path, "alice\nb\x01ob\n", "line 2: ID has a "
 			      "non-printable");
+	name = "roster_load refuses a NUL byte, naming its line";
+	if (write_file(path, "alice\nbo\0b\n", 10) != 0 ||
+	    lab3_roster_load(path, &roster, err, sizeof(err)) == 0 ||
+	    strstr(err, "line 2: a NUL byte") == NULL)
+		fail(name, "message '%s'", err);
+	else
+		pass(name);
+	lab3_roster_free(&roster);
 	expect_roster_refused("roster_load refuses a roster of no ID", path,
 			      "# nobody yet\n\n", "holds no ID");
 	unlink(path);

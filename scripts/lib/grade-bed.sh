@@ -9,15 +9,16 @@
 #
 # WORK is a directory on the host's disk that holds big.bin, the file
 # larger than this VM's memory.  A check never waits for ever: every
-# sender runs under `timeout` (GRADE_LIMIT seconds), and all the runs of
-# one SENDER together get GRADE_BUDGET seconds (default 600): once they
-# are spent, the checks left fail without running it.
+# sender runs under `timeout` (GRADE_LIMIT seconds), and all the checks
+# of one SENDER must be over GRADE_BUDGET seconds (default 600) after the
+# first began (its runs, and the receivers' starts and stops): a check
+# left after that fails without running it.
 set -u
 SENDER=$1
 WORK=$2
 T=5			# the sender's -t and the receiver's -t, in seconds
 GRADE_LIMIT=60		# the longest any one sender may run
-BUDGET=${GRADE_BUDGET:-600}	# all its runs together, in seconds
+BUDGET=${GRADE_BUDGET:-600}	# all its checks, in seconds from the first
 BUDGET_END=$((${EPOCHREALTIME%.*} + BUDGET))
 SECRET=/tmp/grade-secret
 OUT=/tmp/grade-out	# the receiver's -o

@@ -14,7 +14,7 @@
 #   OUT/ID/log          the build's output, then the scorecard
 # and shows its progress on stderr.  A submission that does not build
 # costs only its row; one that hangs, only its row and its time (each
-# run GRADE_LIMIT, all its runs GRADE_BUDGET: scripts/lib/grade-bed.sh).
+# run GRADE_LIMIT, all its checks GRADE_BUDGET: scripts/lib/grade-bed.sh).
 # A second run grades again only the submissions whose files, or whose
 # grader, changed since (OUT/ID/digest).
 #
@@ -62,8 +62,14 @@ GRADER=$(cat scripts/grade scripts/lib/*.sh scripts/lib/guest-init ./*.c ./*.h \
 # The kit, built once: each submission's build copies it, objects and
 # all, so that only the student's files are compiled.
 echo "grade: building the kit (depth $DEPTH)" >&2
-# (Its names start with '.': no student's ID can be one of them.)
-DEPTH=$DEPTH bash scripts/handout/build "$WORK/.kit" >"$WORK/.kit.log" 2>&1 &&
+# (Its names start with '.': no student's ID can be one of them.)  With
+# GRADE_KIT, a kit built already (the autograder's, which carries no
+# reference solution) is taken as it is.
+if [ -n "${GRADE_KIT:-}" ]; then
+	cp -a "$GRADE_KIT" "$WORK/.kit" >"$WORK/.kit.log" 2>&1
+else
+	DEPTH=$DEPTH bash scripts/handout/build "$WORK/.kit" >"$WORK/.kit.log" 2>&1
+fi &&
 	make -C "$WORK/.kit" --no-print-directory sender >>"$WORK/.kit.log" 2>&1 ||
 	{ tail -n 20 "$WORK/.kit.log" >&2; class_fail "cannot build the kit"; }
 
@@ -108,11 +114,14 @@ zero_results() {
 		>"$OUT/$id/results.json"
 }
 
-# csv_field TEXT: TEXT as a CSV field, quoted when it must be.
+# csv_field TEXT: TEXT as a CSV field, quoted when it must be; one that
+# a spreadsheet would take for a formula (=, +, -, @) gets a ' first.
 csv_field() {
-	case $1 in
-	*[\",]*) printf '"%s"' "${1//\"/\"\"}" ;;
-	*) printf '%s' "$1" ;;
+	local text=$1
+	case $text in [=+@-]*) text="'$text" ;; esac
+	case $text in
+	*[\",$'\r\n']*) printf '"%s"' "${text//\"/\"\"}" ;;
+	*) printf '%s' "$text" ;;
 	esac
 }
 
@@ -177,6 +186,9 @@ grade_one() {
 mapfile -t ENTRIES < <(find "$SUBMISSIONS" -mindepth 1 -maxdepth 1 \
 	\( -type d -o -name '*.c' \) ! -name '.*' | LC_ALL=C sort)
 [ "${#ENTRIES[@]}" -gt 0 ] || class_fail "$SUBMISSIONS holds no submission"
+# Two entries of one ID (alice.c and alice/) would share OUT/alice.
+dup=$(for entry in "${ENTRIES[@]}"; do basename "$entry" .c; done | sort | uniq -d | head -n 1)
+[ -z "$dup" ] || class_fail "$SUBMISSIONS holds two submissions of $dup (a file and a folder)"
 n=0 unfinished=0
 for entry in "${ENTRIES[@]}"; do
 	n=$((n + 1))
