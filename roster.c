@@ -69,12 +69,28 @@ static void sort_unique(struct lab3_roster *roster)
 	roster->n = kept + 1;
 }
 
-/* read_ids: every line of IN into ROSTER; -1 with ERR at the first line
- * that is not an ID, or when memory runs out. */
+/* check_row: 0 if ID holds no comma, semicolon or tab, else -1 with WHY:
+ * such a line is most likely a spreadsheet's row (an ID and a name), not
+ * one ID.  A sender may send such an ID; a roster may not list one. */
+static int check_row(const char *id, char *why, size_t why_len)
+{
+	size_t at = strcspn(id, ",;\t");
+
+	if (id[at] == '\0')
+		return 0;
+	snprintf(why, why_len, "'%.40s' holds a %s: one ID per line, not a "
+		 "spreadsheet's row", id, id[at] == '\t' ? "tab" :
+		 id[at] == ',' ? "comma" : "semicolon");
+	return -1;
+}
+
+/* read_ids: every line of IN into ROSTER; -EINVAL with ERR at the first
+ * line that is not an ID, -ENOMEM when memory runs out, or the -errno of
+ * a read that failed. */
 static int read_ids(FILE *in, const char *path, struct lab3_roster *roster,
 		    char *err, size_t err_len)
 {
-	char *line = NULL, *id, why[96];
+	char *line = NULL, *id, why[128];
 	size_t line_cap = 0, cap = 0;
 	unsigned long number = 0;
 	ssize_t len;
@@ -91,20 +107,21 @@ static int read_ids(FILE *in, const char *path, struct lab3_roster *roster,
 			snprintf(why, sizeof(why), "a NUL byte");
 		else if (*(id = trim_line(id)) == '\0')
 			continue;
-		if (nul || lab3_check_id(id, strlen(id), why, sizeof(why)) != 0) {
+		if (nul || lab3_check_id(id, strlen(id), why, sizeof(why)) != 0 ||
+		    check_row(id, why, sizeof(why)) != 0) {
 			snprintf(err, err_len, "roster %.120s, line %lu: %s",
 				 path, number, why);
-			ret = -1;
+			ret = -EINVAL;
 		} else if (add_id(roster, &cap, id) != 0) {
 			snprintf(err, err_len, "roster %.120s: out of memory",
 				 path);
-			ret = -1;
+			ret = -ENOMEM;
 		}
 	}
 	if (ret == 0 && ferror(in)) {
+		ret = errno ? -errno : -EIO;
 		snprintf(err, err_len, "roster %.120s: %s", path,
-			 strerror(errno));
-		ret = -1;
+			 strerror(-ret));
 	}
 	free(line);
 	return ret;
@@ -119,19 +136,20 @@ int lab3_roster_load(const char *path, struct lab3_roster *roster,
 
 	*roster = (struct lab3_roster){ 0 };
 	if (in == NULL) {
+		ret = -errno;
 		snprintf(err, err_len, "roster %.120s: %s", path,
 			 strerror(errno));
-		return -1;
+		return ret;
 	}
 	ret = read_ids(in, path, roster, err, err_len);
 	fclose(in);
 	if (ret == 0 && roster->n == 0) {
 		snprintf(err, err_len, "roster %.120s holds no ID", path);
-		ret = -1;
+		ret = -EINVAL;
 	}
 	if (ret != 0) {
 		lab3_roster_free(roster);
-		return -1;
+		return ret;
 	}
 	sort_unique(roster);
 	return 0;

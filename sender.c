@@ -359,9 +359,9 @@ static int send_done(struct sender *s)
 	 * lab3_post_msg(..., TAG_DONE) (common.h), without waiting for it
 	 * to complete: it follows the WRITEs on the same queue pair.  The
 	 * WRITEs may have filled the send queue: lab3_wait_for_room() first
-	 * (wait_ms 0: the timeout).  An error of either: fail_conn().  Remember the chunk in
-	 * s->sent (chunk_done() counts it when its DONE completes), then
-	 * lab3_tx_sent(). */
+	 * (wait_ms 0: the timeout).  An error of either: fail_conn().
+	 * Remember the chunk in s->sent (chunk_done() counts it when its
+	 * DONE completes), then lab3_tx_sent(). */
 	struct lab3_msg msg = { .type = LAB3_MSG_DONE };
 	int ret;
 

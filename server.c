@@ -726,10 +726,10 @@ void leave_queue(struct session *s)
 /* ---- Stop signals, and serving until one comes ---- */
 
 /* install_signal_handlers: SIGINT and SIGTERM end the serving loop,
- * SIGHUP reads the roster again (without one, it ends the loop too).  They stay blocked except while the
- * receiver waits (see struct lab3_listener), so that one arriving between
- * two waits is not lost: the next wait returns at once.  ORIG receives
- * the mask to wait with. */
+ * SIGHUP reads the roster again (without one, it ends the loop too).
+ * They stay blocked except while the receiver waits (see struct
+ * lab3_listener), so that one arriving between two waits is not lost:
+ * the next wait returns at once.  ORIG receives the mask to wait with. */
 static void install_signal_handlers(sigset_t *orig)
 {
 	struct sigaction sa = { .sa_handler = on_signal };

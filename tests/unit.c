@@ -3021,6 +3021,9 @@ static void test_roster(void)
 	expect_roster_refused("roster_load refuses a control character",
 			      path, "alice\nb\x01ob\n", "line 2: ID has a "
 			      "non-printable");
+	expect_roster_refused("roster_load refuses a spreadsheet's row",
+			      path, "bob\nalice,Alice Smith\n", "line 2: "
+			      "'alice,Alice Smith' holds a comma");
 	name = "roster_load refuses a NUL byte, naming its line";
 	if (write_file(path, "alice\nbo\0b\n", 10) != 0 ||
 	    lab3_roster_load(path, &roster, err, sizeof(err)) == 0 ||
