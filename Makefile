@@ -14,7 +14,7 @@
 #                   at DEPTH (default messages)
 #   make bench      the pair against ib_write_bw, rcopy and sha256sum:
 #                   medians of BENCH_REPS (5) interleaved runs, one host
-#                   and two (about 40 minutes); bench/RESULTS.md
+#                   and two (about 50 minutes); bench/RESULTS.md
 #   make fuzz       fuzz the protocol decoder and both sides' rules for
 #                   FUZZ_SECONDS in all (default 60)
 #   make soak       SOAK_SESSIONS (default 300) mixed sessions one by one,
