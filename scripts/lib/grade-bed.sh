@@ -1,30 +1,49 @@
 # shellcheck shell=bash
-# grade-bed.sh SENDER WORK: the part of scripts/grade that runs on the
-# bed (scripts/rxe-run), from the repository root.  It runs SENDER
-# through every check of scripts/grade's table, in that order, each
-# against a fresh receiver (./receiver, or tests/evil-receiver for the
-# faults), and prints one line per check:
+# grade-bed.sh WORK: the part of scripts/grade that runs on the bed
+# (scripts/rxe-run), as root, from the repository root.  WORK (a
+# directory on the host's disk) holds big.bin, the file larger than this
+# VM's memory, and either sender, the program to grade, or build/, the
+# kit with a submission's files in it, whose sender is built first.
 #
+# The submission runs only in the sandbox (scripts/lib/sandbox.sh): its
+# build, and every run of its sender.  What it could print or write is
+# data: the evidence comes from where it cannot reach (the receiver's
+# summary line, the file the receiver saved, the evil receiver's line,
+# the exit status the sandbox returns), and every line below is written
+# here, after the sender has exited:
+#
+#	SANDBOX fail WHY           it cannot be sandboxed here: nothing ran
+#	BUILD pass|fail            the build's result (build/ only), after
+#	BUILDLOG LINE              its output, bounded, one line each
 #	CHECK NAME pass|fail REASON
 #
-# WORK is a directory on the host's disk that holds big.bin, the file
-# larger than this VM's memory.  A check never waits for ever: every
-# sender runs under `timeout` (GRADE_LIMIT seconds), and all the checks
-# of one SENDER must be over GRADE_BUDGET seconds (default 600) after the
-# first began (its runs, and the receivers' starts and stops): a check
-# left after that fails without running it.
+# one CHECK line per check of scripts/grade's table, in that order, each
+# against a fresh receiver (./receiver, or tests/evil-receiver for the
+# faults).  A check never waits for ever: every sender runs under a limit
+# of GRADE_LIMIT seconds, and all the checks of one SENDER must be over
+# GRADE_BUDGET seconds (default 600) after the first began (its runs, and
+# the receivers' starts and stops): a check left after that fails
+# without running it.
 set -u
-SENDER=$1
-WORK=$2
+WORK=$1
 T=5			# the sender's -t and the receiver's -t, in seconds
 GRADE_LIMIT=60		# the longest any one sender may run
+BUILD_LIMIT=300		# the longest its build may run (TCG is slow)
+BUILD_LOG_MAX=16384	# the bytes of the build's output that are kept
 BUDGET=${GRADE_BUDGET:-600}	# all its checks, in seconds from the first
-BUDGET_END=$((${EPOCHREALTIME%.*} + BUDGET))
-SECRET=/tmp/grade-secret
-OUT=/tmp/grade-out	# the receiver's -o
+# The grader's own files, where the sandbox cannot see: a fresh secret
+# each run (the receiver makes it: no class's secret is ever used), the
+# receiver's -o, the files sent, the sender's output.
+G=$(mktemp -d /tmp/grader.XXXXXX) || exit 1
+trap 'rm -rf "$G"' EXIT
+SECRET=$G/secret
+OUT=$G/out		# the receiver's -o
+mkdir "$G/files"
 
 # shellcheck source=tests/receiver-lib.sh
 . tests/receiver-lib.sh
+# shellcheck source=scripts/lib/sandbox.sh
+. scripts/lib/sandbox.sh
 
 # result NAME pass|fail REASON...: the check's line.
 result() {
@@ -34,37 +53,54 @@ result() {
 }
 
 # run_sender ID FILE [OPTION...]: run SENDER -i ID -t T OPTION... (-t
-# SENDER_T if set) to the receiver that start_receiver started, with
-# FILE; sets S_STATUS, S_SECS, S_OUT (its stdout) and S_ERR (the first
-# line of its stderr).
+# SENDER_T if set) in the sandbox, to the receiver that start_receiver
+# started, with FILE (which it sees as /files/NAME); sets S_STATUS, S_SECS,
+# S_OUT (its stdout, bounded), S_ERR (the first line of its stderr,
+# bounded and made printable) and S_RAN: 0 when it did not run, or no
+# RDMA packet moved while it ran (so there is no session to wait for).
 run_sender() {
-	local id=$1 file=$2 start limit
+	local id=$1 file=$2 start limit packets
 	shift 2
 	start=$EPOCHREALTIME
 	limit=$((BUDGET_END - ${start%.*}))
 	S_RAN=1
+	packets=$(rdma_packets)
 	if [ "$limit" -le 0 ]; then
 		S_STATUS=137 S_SECS=0 S_OUT= S_RAN=0
 		S_ERR="not run: the sender's runs used up their ${BUDGET} s"
 		return
 	fi
 	[ "$limit" -lt "$GRADE_LIMIT" ] || limit=$GRADE_LIMIT
-	timeout -s KILL "$limit" "$SENDER" -i "$id" \
-		-t "${SENDER_T:-$T}" "$@" \
-		"$RXE_ADDR" "$RX_PORT" "$file" >/tmp/grade-sender.out \
-		2>/tmp/grade-sender.err
+	sandbox_run -t "$limit" -r "$SENDER:/submission/sender" \
+		-r "$file:/files/${file##*/}" -- /submission/sender -i "$id" \
+		-t "${SENDER_T:-$T}" "$@" "$RXE_ADDR" "$RX_PORT" \
+		"/files/${file##*/}" </dev/null >"$G/sender.out" 2>"$G/sender.err"
 	S_STATUS=$?
 	S_SECS=$(awk -v a="$start" -v b="$EPOCHREALTIME" \
 		'BEGIN { printf "%.1f", b - a }')
-	S_OUT=$(head -c 4096 /tmp/grade-sender.out)
-	S_ERR=$(head -n 1 /tmp/grade-sender.err | head -c 300)
+	S_OUT=$(head -c 4096 "$G/sender.out")
+	S_ERR=$(head -n 1 "$G/sender.err" | head -c 300 | printable)
 	[ "$S_STATUS" -eq 137 ] &&
 		S_ERR="killed after $limit s (it never ended)"
+	[ -z "$packets" ] || [ "$(rdma_packets)" != "$packets" ] || S_RAN=0
 }
 
 # said: what the sender said, for a reason.
 said() {
 	echo "(exit status $S_STATUS${S_ERR:+; it said: $S_ERR})"
+}
+
+# rdma_packets: the packets this bed's RDMA device has received so far
+# (nothing where it does not count them: siw).
+rdma_packets() {
+	cat "/sys/class/infiniband/$RXE_DEV/ports/1/hw_counters/rcvd_pkts" \
+		2>/dev/null
+}
+
+# printable: stdin with every byte outside printable ASCII, but the line
+# ends, as '?': what a submission printed, fit to quote.
+printable() {
+	LC_ALL=C tr -c '\n\040-\176' '?'
 }
 
 # summary_line: the receiver's summary line of the session just run: it
@@ -165,7 +201,7 @@ hint() {
 # and the saved file is byte-identical.  A failure says what the evidence
 # shows (hint()).
 check_transfer() {
-	local name=$1 id=$2 size=$3 file=/tmp/grade-$1.bin line want diff why
+	local name=$1 id=$2 size=$3 file=$G/files/$1.bin line want diff why
 	shift 3
 	make_file "$file" "$size"
 	rm -rf "$OUT"
@@ -180,7 +216,7 @@ check_transfer() {
 		result "$name" fail "the sender failed $(said)${why:+; $why}"
 	elif [ "$(printed_key)" != "$want" ]; then
 		result "$name" fail "the key printed is not the key for $id:" \
-			"'$(head -n 1 <<<"$S_OUT")'"
+			"'$(head -n 1 <<<"$S_OUT" | head -c 100 | printable)'"
 	elif [[ $line != *"verdict good, key sent"* || $line == *"failed:"* ]]; then
 		result "$name" fail "the receiver's summary: $line"
 	elif ! diff=$(cmp "$file" "$OUT/$id/$(basename "$file")" 2>&1); then
@@ -227,33 +263,64 @@ check_big() {
 	fi
 }
 
-# expect_failure NAME STATUS WHAT HINT: the sender must have exited
-# STATUS and printed no key: WHAT is what the check is about, HINT the
-# likely mistake when it did not.
+# expect_failure NAME STATUS WHAT HINT EVIDENCE: the sender must have
+# exited STATUS and printed no key: WHAT is what the check is about, HINT
+# the likely mistake when it did not.  EVIDENCE is what the receiver saw
+# that shows the sender did take part, or else, starting "no sign", what
+# is missing: an exit status alone is not evidence (a program that does
+# no RDMA at all can exit 3).
 expect_failure() {
-	local name=$1 want=$2 what=$3 hint=$4
+	local name=$1 want=$2 what=$3 hint=$4 evidence=$5
 	if [ -n "$(printed_key)" ] || grep -qi "secret key" <<<"$S_OUT"; then
 		result "$name" fail "$what, yet it printed a key $(said)" \
 			"(the check: $hint)"
+	elif [[ $evidence == "no sign"* ]]; then
+		result "$name" fail "$what: $evidence $(said)"
 	elif [ "$S_STATUS" -ne "$want" ]; then
 		result "$name" fail "$what: exit status $S_STATUS, expected" \
 			"$want${S_ERR:+; it said: $S_ERR} (the check: $hint)"
 	else
-		result "$name" pass "$what: exit $want, no key (${S_SECS} s)"
+		result "$name" pass "$what: $evidence; exit $want, no key" \
+			"(${S_SECS} s)"
+	fi
+}
+
+# file_info_of FILE: how tests/evil-receiver names a FILE_INFO for FILE.
+file_info_of() {
+	echo "FILE_INFO of $(stat -c %s "$1") bytes, SHA-256" \
+		"$(sha256sum "$1" | cut -c 1-64)"
+}
+
+# evil_evidence FILE: evidence for expect_failure from EVIL_LINE: the
+# FILE_INFO of FILE came.
+evil_evidence() {
+	local want
+	want=$(file_info_of "$1")
+	if [[ $EVIL_LINE == *"$want"* ]]; then
+		echo "its FILE_INFO came"
+	elif [[ $EVIL_LINE == *"FILE_INFO of "* ]]; then
+		echo "no sign of the file's FILE_INFO: the receiver got" \
+			"'${EVIL_LINE##*; FILE_INFO of }', expected '${want#FILE_INFO of }'"
+	else
+		echo "no sign that it connected and sent FILE_INFO (the" \
+			"receiver: ${EVIL_LINE:-nothing})"
 	fi
 }
 
 # check_over_max NAME: a 2 MiB file to a receiver that takes at most
 # 1 MiB (-m): refused, exit 4, no key.
 check_over_max() {
-	local file=/tmp/grade-over.bin
+	local file=$G/files/over.bin line evidence="its FILE_INFO came"
 	make_file "$file" $((2 << 20))
 	start_receiver -t "$T" -m 1M -k "$SECRET" ||
 		{ result "$1" fail "the receiver did not start"; return; }
 	run_sender grade-over "$file"
-	summary_line >/dev/null
+	line=$(summary_line)
+	[[ $line == *", $((2 << 20)) bytes, verdict none"*"over the receiver's limit"* ]] ||
+		evidence="no sign that the receiver refused its FILE_INFO for size (the receiver: ${line#session 1 from })"
 	expect_failure "$1" 4 "a file over the receiver's -m" \
-		"an ERROR instead of the REGION must end the run (exit 4)"
+		"an ERROR instead of the REGION must end the run (exit 4)" \
+		"$evidence"
 	rm -f "$file"
 }
 
@@ -273,30 +340,38 @@ evil_receiver() {
 # check_bad_verdict NAME: a receiver that answers VERDICT bad (and would
 # give a KEY to an ID sent anyway): exit 5, no key.
 check_bad_verdict() {
-	local file=/tmp/grade-bad.bin
+	local file=$G/files/bad.bin
 	make_file "$file" 300000
 	evil_receiver bad-verdict grade-bad "$file" ||
 		{ result "$1" fail "$EVIL_LINE"; return; }
 	expect_failure "$1" 5 "a bad verdict" \
-		"a bad VERDICT must end the run (exit 5), with no ID sent"
+		"a bad VERDICT must end the run (exit 5), with no ID sent" \
+		"$(evil_evidence "$file")"
 	rm -f "$file"
 }
 
 # check_silent NAME: a receiver that accepts and then says nothing: the
-# sender must give up (exit 3) within its -t (allowing as much again and
-# 2 s for the connection and the file).
+# sender must give up (exit 3) after its -t, and within as much again
+# and 2 s for the connection and the file.
 check_silent() {
-	local file=/tmp/grade-silent.bin
+	local file=$G/files/silent.bin evidence
 	make_file "$file" 4096
 	evil_receiver silent grade-silent "$file" ||
 		{ result "$1" fail "$EVIL_LINE"; return; }
-	if awk -v s="$S_SECS" -v t="$T" 'BEGIN { exit !(s > 2 * t + 2) }'; then
+	evidence=$(evil_evidence "$file")
+	if [[ $evidence == "no sign"* ]]; then
+		expect_failure "$1" 3 "a silent receiver" "" "$evidence"
+	elif awk -v s="$S_SECS" -v t="$T" 'BEGIN { exit !(s > 2 * t + 2) }'; then
 		result "$1" fail "a silent receiver: gave up only after" \
 			"$S_SECS s with -t $T $(said): does every wait end" \
 			"after -t seconds of silence?"
+	elif awk -v s="$S_SECS" -v t="$T" 'BEGIN { exit !(s < t - 1) }'; then
+		result "$1" fail "a silent receiver: gave up after $S_SECS s," \
+			"before its -t of $T s $(said): does it wait -t seconds?"
 	else
 		expect_failure "$1" 3 "a silent receiver" \
-			"a wait with nothing heard for -t seconds must end the run (exit 3)"
+			"a wait with nothing heard for -t seconds must end the run (exit 3)" \
+			"$evidence"
 	fi
 	rm -f "$file"
 }
@@ -304,14 +379,53 @@ check_silent() {
 # check_killed NAME: a receiver killed while the sender writes: exit 3, no
 # key.
 check_killed() {
-	local file=/tmp/grade-killed.bin
+	local file=$G/files/killed.bin
 	make_file "$file" $((32 << 20))
 	evil_receiver killed-mid-write grade-killed "$file" ||
 		{ result "$1" fail "$EVIL_LINE"; return; }
 	expect_failure "$1" 3 "a receiver killed mid-transfer" \
-		"a connection that breaks must end the run (exit 3)"
+		"a connection that breaks must end the run (exit 3)" \
+		"$(evil_evidence "$file")"
 	rm -f "$file"
 }
+
+# build: build/'s sender in the sandbox (WORK/build copied where the
+# sandbox's user may write it, seen as /kit); the BUILD line, and its
+# output as BUILDLOG lines, bounded and printable.  Sets SENDER.
+build() {
+	local status
+	cp -a "$WORK/build" "$G/build" && chown -R "$SANDBOX_UID:$SANDBOX_UID" \
+		"$G/build" || { echo "BUILD fail"; echo "BUILDLOG (cannot copy the kit)"; return 1; }
+	sandbox_run -t "$BUILD_LIMIT" -w "$G/build:/kit" -C /kit -- \
+		make --no-print-directory sender </dev/null >"$G/build.out" 2>&1
+	status=$?
+	[ "$status" -eq 137 ] &&
+		echo "(the build was stopped after $BUILD_LIMIT s)" >>"$G/build.out"
+	if [ "$status" -eq 0 ] && [ -f "$G/build/sender" ]; then
+		echo "BUILD pass"
+	else
+		echo "BUILD fail"
+	fi
+	head -c "$BUILD_LOG_MAX" "$G/build.out" | printable |
+		sed 's/^/BUILDLOG /'
+	[ "$(stat -c %s "$G/build.out")" -le "$BUILD_LOG_MAX" ] ||
+		echo "BUILDLOG (... the rest of its $(stat -c %s "$G/build.out") bytes not shown)"
+	[ "$status" -eq 0 ] && [ -f "$G/build/sender" ] || return 1
+	# (the grader's own copy: the sandbox's user owned the build)
+	install -m 0755 "$G/build/sender" "$G/sender"
+	SENDER=$G/sender
+}
+
+if ! why=$(sandbox_check 2>&1); then
+	echo "SANDBOX fail $why"
+	exit 0
+fi
+if [ -d "$WORK/build" ]; then
+	build || exit 0
+else
+	SENDER=$WORK/sender
+fi
+BUDGET_END=$((${EPOCHREALTIME%.*} + BUDGET))
 
 # The checks, in scripts/grade's order.
 check_transfer lab-empty-file grade-empty 0

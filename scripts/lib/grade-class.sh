@@ -6,8 +6,10 @@
 # one, the kit's).  Names that start with '.' are skipped.
 #
 # Each submission is built against the kit (scripts/handout/build at
-# DEPTH), with the kit's own flags, and graded by scripts/grade like a
-# single sender.  It writes:
+# DEPTH), with the kit's own flags, in the sandbox, and graded by
+# scripts/grade -b like a single sender.  Only regular files are taken
+# from a submission (a symbolic link could name any file of this host).
+# It writes:
 #   OUT/gradebook.csv   id,score,max,status,then each check's points
 #                       (status: graded, build failed, or bed failed)
 #   OUT/ID/results.json Gradescope's form, as scripts/grade writes it
@@ -19,7 +21,8 @@
 # grader, changed since (OUT/ID/digest).
 #
 # Exit status: 0 when every submission was graded (whatever its score);
-# 1 when one could not be (build or bed failed); 2 on a usage error.
+# 1 when one could not be (build or bed failed); 2 on a usage error; 4
+# when the submissions cannot be sandboxed here (none is run).
 set -u
 OUT=$1
 DEPTH=$2
@@ -73,19 +76,33 @@ fi &&
 	make -C "$WORK/.kit" --no-print-directory sender >>"$WORK/.kit.log" 2>&1 ||
 	{ tail -n 20 "$WORK/.kit.log" >&2; class_fail "cannot build the kit"; }
 
+# regular PATH: succeed if PATH is a regular file, not a link to one.
+regular() {
+	[ -f "$1" ] && [ ! -L "$1" ]
+}
+
 # sources ENTRY: the student's files of ENTRY, one per line ("" if none).
 sources() {
-	if [ -d "$1" ]; then
-		[ -f "$1/sender.c" ] && echo "$1/sender.c"
-		[ "$DEPTH" = verbs ] && [ -f "$1/client.c" ] && echo "$1/client.c"
-	elif [ -f "$1" ]; then
+	if [ -d "$1" ] && [ ! -L "$1" ]; then
+		regular "$1/sender.c" && echo "$1/sender.c"
+		[ "$DEPTH" = verbs ] && regular "$1/client.c" && echo "$1/client.c"
+	elif regular "$1"; then
 		echo "$1"
 	fi
 }
 
-# build ID ENTRY: the kit with ID's files in it, built into WORK/ID;
-# its output goes to OUT/ID/log.  Fails if it does not build.
-build() {
+# has_sender ENTRY: succeed if ENTRY is, or holds, a sender.c to take.
+has_sender() {
+	if [ -d "$1" ]; then
+		[ ! -L "$1" ] && regular "$1/sender.c"
+	else
+		regular "$1"
+	fi
+}
+
+# stage ID ENTRY: the kit with ID's files in it, in WORK/ID, for
+# scripts/grade -b to build in the sandbox.
+stage() {
 	local id=$1 entry=$2 dir=$WORK/$1 src
 	cp -a "$WORK/.kit" "$dir" || return 1
 	rm -f "$dir/sender"
@@ -97,9 +114,6 @@ build() {
 		esac
 	done < <(sources "$entry")
 	touch "$dir/sender.c" "$dir/client.c"	# newer than the kit's objects
-	echo "== build: make sender (the kit's flags, depth $DEPTH)" >>"$OUT/$id/log"
-	timeout 120 make -C "$dir" --no-print-directory sender \
-		>>"$OUT/$id/log" 2>&1
 }
 
 # zero_results REASON: OUT/ID/results.json for a submission that was not
@@ -158,20 +172,24 @@ grade_one() {
 	fi
 	rm -rf "${OUT:?}/$id"
 	mkdir -p "$OUT/$id"
-	if { [ -d "$entry" ] && [ ! -f "$entry/sender.c" ]; } ||
-		[ -z "$(sources "$entry")" ]; then
-		echo "== no sender.c in $entry" >"$OUT/$id/log"
+	if ! has_sender "$entry"; then
+		echo "== no sender.c (a regular file) in $entry" >"$OUT/$id/log"
 		status="build failed"
 		zero_results "$id" "no sender.c in the submission"
-	elif ! build "$id" "$entry"; then
-		status="build failed"
-		zero_results "$id" "it does not build (see its log)"
+	elif ! stage "$id" "$entry"; then
+		class_fail "cannot copy the kit for $id"
 	else
-		echo "== grade: scripts/grade" >>"$OUT/$id/log"
-		scripts/grade -o "$OUT/$id" "$WORK/$id/sender" \
+		echo "== grade: scripts/grade -b (depth $DEPTH)" >>"$OUT/$id/log"
+		scripts/grade -b -o "$OUT/$id" "$WORK/$id" \
 			>"$OUT/$id/card" 2>>"$OUT/$id/log"
 		case $? in
 		0 | 1) status=graded ;;
+		3) status="build failed"
+		   zero_results "$id" "it does not build (see its log)" ;;
+		4) tail -n 1 "$OUT/$id/log" >&2
+		   rm -rf "${OUT:?}/$id"
+		   echo "grade: no submission was run" >&2
+		   exit 4 ;;
 		*) status="bed failed"
 		   zero_results "$id" "the bed failed (see its log)" ;;
 		esac
