@@ -24,3 +24,24 @@ expect_file_is() {
 # TEST_TMP: a scratch directory of the test's own, removed when it ends.
 TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/lab3-test.XXXXXX") || fail "mktemp failed"
 trap 'rm -rf "$TEST_TMP"' EXIT
+
+# plant_token: a root-only file, /var/tmp/lab3-hostile.secret, holding a
+# fresh random TOKEN, removed when the test ends: the hostile
+# submissions of tests/hostile/ try to read it, and no output may hold it.
+plant_token() {
+	TOKEN=lab3-token-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+	(umask 077 && printf '%s\n' "$TOKEN" >/var/tmp/lab3-hostile.secret) ||
+		fail "cannot write /var/tmp/lab3-hostile.secret"
+	trap 'rm -rf "$TEST_TMP" /var/tmp/lab3-hostile.secret' EXIT
+}
+
+# expect_no_leak WHAT PATH...: fail if the TOKEN that plant_token made, or
+# a line of the reference's solution, is in a file under PATH....
+expect_no_leak() {
+	local what=$1 found
+	shift
+	found=$(grep -rlF -e "$TOKEN" \
+		-e 'memcpy(msg.file_info.sha256, s->sha256, LAB3_SHA256_LEN);' \
+		-- "$@" | head -n 1)
+	[ -z "$found" ] || fail "$what: $found holds what a submission read"
+}

@@ -12,7 +12,11 @@
 # grading secret, not the receiver's output, not other submissions or
 # results, not the grader's processes or environment.  It runs as a user
 # of its own (SANDBOX_UID, in no group, no capabilities, no new
-# privileges), in its own mount, PID, IPC and UTS namespaces.  Its
+# privileges), in its own mount, PID, IPC and UTS namespaces.  (A grader
+# that is not root, a student's `make check` on a device of their own,
+# cannot give it a user of its own: there it runs as the grader's user,
+# mapped in a user namespace of its own, which still hides the grader's
+# processes and files.  An instructor grades as root.)  Its
 # network namespace is the host's: rdma_cm finds the RDMA device's
 # addresses there.
 #
@@ -51,25 +55,21 @@ SANDBOX_CGROUP_ROOT=/sys/fs/cgroup
 # sandbox_check: see above.
 sandbox_check() {
 	local tool why
-	if [ "$(id -u)" -ne 0 ]; then
-		echo "the grader must run as root to give the submission a" \
-			"user of its own (it is not: uid $(id -u))" >&2
-		return 1
-	fi
 	for tool in bwrap setpriv prlimit choom; do
 		command -v "$tool" >/dev/null || {
 			echo "$tool is not installed (scripts/install-deps)" >&2
 			return 1
 		}
 	done
-	if getent passwd "$SANDBOX_UID" >/dev/null; then
+	if [ "$(id -u)" -eq 0 ] && getent passwd "$SANDBOX_UID" >/dev/null; then
 		echo "uid $SANDBOX_UID, the sandbox's, belongs to" \
 			"$(getent passwd "$SANDBOX_UID" | cut -d: -f1) here:" \
 			"set GRADE_SANDBOX_UID to an unused one" >&2
 		return 1
 	fi
 	if ! why=$(sandbox_run -- /bin/true 2>&1); then
-		echo "bubblewrap cannot make a sandbox here: $(head -n 1 <<<"$why")" >&2
+		echo "bubblewrap cannot make a sandbox here as uid $(id -u)" \
+			"($(head -n 1 <<<"$why")): run the grader as root" >&2
 		return 1
 	fi
 }
@@ -140,6 +140,7 @@ sandbox_system_binds() {
 # sandbox_run: see above.
 sandbox_run() {
 	local binds=() dir=/tmp limit=600 memlock=$SANDBOX_MEMLOCK cg status
+	local user=() drop=() options
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-r | -w)
@@ -161,7 +162,14 @@ sandbox_run() {
 	[ "$(ulimit -H -l)" = unlimited ] ||
 		[ "$(ulimit -H -l)" -ge $((memlock >> 10)) ] ||
 		memlock=$(($(ulimit -H -l) << 10))
-	cg=$(sandbox_cgroup)
+	options=$(mktemp "${TMPDIR:-/tmp}/sandbox-options.XXXXXX") || return 126
+	if [ "$(id -u)" -eq 0 ]; then
+		cg=$(sandbox_cgroup)
+		drop=(setpriv --reuid="$SANDBOX_UID" --regid="$SANDBOX_UID"
+			--clear-groups --inh-caps=-all --bounding-set=-all --)
+	else
+		cg= user=(--unshare-user)
+	fi
 	(
 		# Only stdin, stdout and stderr go in: not the receiver's
 		# FIFO, not the grader's own descriptors.
@@ -172,12 +180,10 @@ sandbox_run() {
 		[ -z "$cg" ] || echo "$BASHPID" >"$cg/cgroup.procs" || exit 126
 		umask 022	# (the directories bwrap makes for the binds)
 		sandbox_system_binds
-		# (timeout SIGKILLs bwrap; its child, the namespace's first
-		# process, dies with it, and so does every process in it.)
-		exec timeout --foreground -s KILL "$limit" choom -n 1000 -- prlimit --nproc="$SANDBOX_NPROC" \
-			--fsize="$SANDBOX_FSIZE" --nofile="$SANDBOX_NOFILE" \
-			--memlock="$memlock" --core=0 -- \
-			bwrap --die-with-parent --new-session \
+		# bwrap's options go in through a file (--args), so that the
+		# sandbox's /proc/1/cmdline, bwrap's own, names none of the
+		# grader's paths; bwrap closes it.
+		printf '%s\0' --die-with-parent --new-session "${user[@]}" \
 			--unshare-pid --unshare-ipc --unshare-uts \
 			--unshare-cgroup-try --hostname lab3-sandbox \
 			--clearenv --setenv PATH /usr/bin:/bin \
@@ -187,11 +193,21 @@ sandbox_run() {
 			--ro-bind /sys /sys --proc /proc --dev /dev \
 			--dev-bind-try /dev/infiniband /dev/infiniband \
 			--size "$SANDBOX_TMP" --perms 1777 --tmpfs /tmp \
-			"${binds[@]}" --chdir "$dir" -- \
-			setpriv --reuid="$SANDBOX_UID" --regid="$SANDBOX_UID" \
-			--clear-groups --inh-caps=-all --bounding-set=-all -- "$@"
+			"${binds[@]}" --chdir "$dir" >"$options" &&
+			exec 3<"$options" || exit 126
+		rm -f "$options"
+		# (timeout SIGKILLs bwrap; its child, the namespace's first
+		# process, dies with it, and so does every process in it.
+		# That child stays root: a parent-death signal does not
+		# outlive a change of user, so CMD is not the first.)
+		exec timeout --foreground -s KILL "$limit" choom -n 1000 -- \
+			prlimit --nproc="$SANDBOX_NPROC" \
+			--fsize="$SANDBOX_FSIZE" --nofile="$SANDBOX_NOFILE" \
+			--memlock="$memlock" --core=0 -- \
+			bwrap --args 3 -- "${drop[@]}" "$@"
 	)
 	status=$?
+	rm -f "$options"
 	sandbox_cgroup_end "$cg"
 	return "$status"
 }
