@@ -112,6 +112,18 @@ sandbox_cgroup_end() {
 	echo "sandbox: $cg still holds processes after 5 s" >&2
 }
 
+# sandbox_reap: without a cgroup, kill what is left of the sandbox's
+# user, and wait until it is gone: the namespace's first process dies
+# when bwrap does, but the kernel ends the rest as it can.
+sandbox_reap() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		pkill -KILL -u "$SANDBOX_UID" 2>/dev/null || return 0
+		sleep 0.05
+	done
+	echo "sandbox: processes of uid $SANDBOX_UID still there after 5 s" >&2
+}
+
 # sandbox_system_binds: bwrap's arguments for the system's programs and
 # libraries, read-only, and the few files of /etc the code needs, into
 # the array SYSTEM.  (An array, not a pipe: the bed's /dev has no /dev/fd
@@ -208,6 +220,10 @@ sandbox_run() {
 	)
 	status=$?
 	rm -f "$options"
-	sandbox_cgroup_end "$cg"
+	if [ -n "$cg" ]; then
+		sandbox_cgroup_end "$cg"
+	elif [ "$(id -u)" -eq 0 ]; then
+		sandbox_reap
+	fi
 	return "$status"
 }
