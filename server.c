@@ -278,6 +278,7 @@ static void advance(struct server *srv, struct session *s)
 			lab3_rx_begin(&s->rx, s->opt->max_bytes,
 				      s->opt->window_size,
 				      (uint32_t)s->opt->windows);
+			s->rx.min_bytes = s->opt->min_bytes;
 		} else {
 			snprintf(s->error, sizeof(s->error), "%s",
 				 s->conn.error ? s->conn.err :

@@ -33,6 +33,7 @@ struct options {
 	const char *port;
 	const char *out_dir;
 	uint64_t max_bytes;
+	uint64_t min_bytes;		/* --min-size */
 	uint64_t window_size;
 	int window_size_given;
 	int windows;
@@ -58,6 +59,9 @@ struct window {
 	uint64_t length;		/* and that chunk's length */
 	uint64_t stored;		/* bytes of it hashed and stored */
 	int held;			/* it holds its bytes of the budget */
+	uint64_t *canary;		/* the random word planted at the start
+					 * of each CANARY_STRIDE bytes of its
+					 * chunk (receiver.c) */
 };
 
 /* The budget of window memory that all sessions share (-b): a window

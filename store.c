@@ -98,7 +98,7 @@ static void id_dir_name(const char *id, char out[3 * LAB3_ID_MAX + 1])
 int keep_file(struct session *s)
 {
 	char final[PATH_MAX], id_dir[3 * LAB3_ID_MAX + 1];
-	char hex[2 * LAB3_SHA256_LEN + 1];
+	char hex[2 * LAB3_SHA256_LEN + 1], why[LAB3_ERR_LEN];
 	int fd = s->tmp_fd, err;
 
 	s->tmp_fd = -1;
@@ -121,13 +121,20 @@ int keep_file(struct session *s)
 		err = errno;
 		goto out_unlink;
 	}
-	lab3_fsync_parent(final, NULL, 0);
+	err = -lab3_fsync_parent(final, why, sizeof(why));
+	if (err != 0)
+		goto out_unlink;
 	final[strlen(final)] = '/';
 	if (rename(s->tmp_path, final) != 0) {
 		err = errno;
 		goto out_unlink;
 	}
-	lab3_fsync_parent(final, NULL, 0);
+	/* Saved, verified, its key sent: a directory that cannot be synced
+	 * now is the disk's failing, said on stderr, not the session's. */
+	if (lab3_fsync_parent(final, why, sizeof(why)) != 0)
+		fprintf(stderr, "receiver: session %u: saved %s, but %s: it "
+			"may not survive a crash\n", s->number, s->saved_as,
+			why);
 	return 0;
 
 out_close:
