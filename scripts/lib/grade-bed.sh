@@ -434,7 +434,7 @@ build() {
 	fi
 	# (sed's '$a\': a last line without its line end gets one.)
 	head -c "$BUILD_LOG_MAX" "$G/build.out" | printable |
-		sed -e '$a\' -e 's/^/BUILDLOG /'
+		sed -e 's/^/BUILDLOG /' -e '$a\'
 	[ "$(stat -c %s "$G/build.out")" -le "$BUILD_LOG_MAX" ] ||
 		echo "BUILDLOG (... the rest of its $(stat -c %s "$G/build.out") bytes not shown)"
 	[ "$status" -eq 0 ] && [ -s "$G/sender" ] || return 1

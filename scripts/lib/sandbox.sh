@@ -215,7 +215,7 @@ sandbox_run() {
 			--unshare-cgroup-try --hostname lab3-sandbox \
 			--clearenv --setenv PATH /usr/bin:/bin \
 			--setenv HOME /tmp --setenv TMPDIR /tmp \
-			--setenv LC_ALL C.UTF-8 \
+			--setenv LC_ALL C \
 			"${SYSTEM[@]}" \
 			--ro-bind /sys /sys --proc /proc --dev /dev \
 			--dev-bind-try /dev/infiniband /dev/infiniband \
