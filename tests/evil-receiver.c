@@ -50,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "../args.h"
@@ -129,6 +130,16 @@ static int offer_window(struct evil *e)
 				 "cannot allocate %llu bytes",
 				 (unsigned long long)e->length);
 			return -ENOMEM;
+		}
+		/* Random bytes, where nothing was written yet. */
+		for (uint64_t got = 0; got < e->length; ) {
+			ssize_t r = getrandom(e->window + got,
+					      e->length - got, 0);
+
+			if (r > 0)
+				got += (uint64_t)r;
+			else if (errno != EINTR)
+				return -errno;
 		}
 		ret = lab3_reg_mr(&e->conn, e->window, e->length,
 				  IBV_ACCESS_LOCAL_WRITE |
@@ -212,18 +223,30 @@ static int wait_hang_up(struct evil *e, const char *what)
 
 /* ---- The misbehaviours ---- */
 
+/* arrived_hash: the SHA-256 of what the window holds, as hex into HEX:
+ * the grader compares it with the file's, evidence that the sender's
+ * WRITEs came (the window starts as random bytes: offer_window()). */
+static void arrived_hash(const struct evil *e, char *hex)
+{
+	uint8_t sha256[LAB3_SHA256_LEN];
+
+	lab3_sha256(e->window, e->length, sha256);
+	lab3_hex(sha256, LAB3_SHA256_LEN, hex);
+}
+
 /* A bad verdict for a file that arrived whole. */
 static int bad_verdict(struct evil *e)
 {
-	char what[64];
+	char what[128], hex[2 * LAB3_SHA256_LEN + 1];
 	int ret = take_file(e);
 
 	if (ret == 0)
 		ret = send_verdict(e, LAB3_VERDICT_BAD);
 	if (ret != 0)
 		return ret;
-	snprintf(what, sizeof(what), "%llu bytes received, verdict bad sent",
-		 (unsigned long long)e->length);
+	arrived_hash(e, hex);
+	snprintf(what, sizeof(what), "%llu bytes received, SHA-256 %s, "
+		 "verdict bad sent", (unsigned long long)e->length, hex);
 	return wait_hang_up(e, what);
 }
 

@@ -21,14 +21,15 @@
 # against a fresh receiver (./receiver, or tests/evil-receiver for the
 # faults).  A check never waits for ever: every sender runs under a limit
 # of GRADE_LIMIT seconds, and all the checks of one SENDER must be over
-# GRADE_BUDGET seconds (default 600) after the first began (its runs, and
-# the receivers' starts and stops): a check left after that fails
-# without running it.
+# GRADE_BUDGET seconds (default 600) after the first began (its build,
+# its runs, and the receivers' starts and stops): a check left after
+# that fails without running it.
 set -u
 WORK=$1
 T=5			# the sender's -t and the receiver's -t, in seconds
 GRADE_LIMIT=60		# the longest any one sender may run
 BUILD_LIMIT=300		# the longest its build may run (TCG is slow)
+BUILD_TMP=$((128 << 20))	# the build's /tmp: the kit, its objects
 BUILD_LOG_MAX=16384	# the bytes of the build's output that are kept
 BUDGET=${GRADE_BUDGET:-600}	# all its checks, in seconds from the first
 # The grader's own files, where the sandbox cannot see: a fresh secret
@@ -64,6 +65,8 @@ run_sender() {
 	start=$EPOCHREALTIME
 	limit=$((BUDGET_END - ${start%.*}))
 	S_RAN=1
+	: >"$G/sender.out"
+	: >"$G/sender.err"
 	packets=$(rdma_packets)
 	if [ "$limit" -le 0 ]; then
 		S_STATUS=137 S_SECS=0 S_OUT= S_RAN=0
@@ -119,6 +122,14 @@ summary_line() {
 	echo "$line"
 }
 
+# summary_says LINE ID BYTES: succeed if the receiver's summary LINE is of
+# a session of ID that took BYTES bytes, with a good verdict and the key
+# sent.  (Anchored at the line's start: an ID is the peer's text.)
+summary_says() {
+	[[ $1 =~ ^session\ [0-9]+\ from\ [^\ ]+:\ id\ (.*),\ ([0-9]+)\ bytes,\ verdict\ good,\ key\ sent, ]] &&
+		[ "${BASH_REMATCH[1]}" = "$2" ] && [ "${BASH_REMATCH[2]}" = "$3" ]
+}
+
 # make_file PATH SIZE: SIZE random bytes.
 make_file() {
 	head -c "$2" /dev/urandom >"$1"
@@ -162,7 +173,10 @@ chunk_source() {
 # against FILE; for any other failure, the receiver's reason.
 hint() {
 	local line=$1 file=$2 w=$3 kept at k from
-	kept=$(sed -n 's/.*, kept as \([^,]*\),.*/\1/p' <<<"$line")
+	# (Anchored, and only the receiver's own name for what it kept: a
+	# sender's ERROR reason, quoted at the line's end, could say
+	# anything, "kept as ../../etc/shadow" too.)
+	kept=$(sed -En 's|^session [0-9]+ from [^ ]+: id [^,]*, [0-9]+ bytes, verdict bad, kept as (\.failed/session-[0-9]+), .*|\1|p' <<<"$line")
 	if [[ $line == *"verdict bad"* && -n $kept && -f $OUT/$kept ]]; then
 		if [ "$(stat -c %s "$OUT/$kept")" -ne "$(stat -c %s "$file")" ]; then
 			echo "$(stat -c %s "$OUT/$kept") bytes arrived, and the" \
@@ -217,7 +231,7 @@ check_transfer() {
 	elif [ "$(printed_key)" != "$want" ]; then
 		result "$name" fail "the key printed is not the key for $id:" \
 			"'$(head -n 1 <<<"$S_OUT" | head -c 100 | printable)'"
-	elif [[ $line != *"verdict good, key sent"* || $line == *"failed:"* ]]; then
+	elif ! summary_says "$line" "$id" "$size" || [[ $line == *"failed:"* ]]; then
 		result "$name" fail "the receiver's summary: $line"
 	elif ! diff=$(cmp "$file" "$OUT/$id/$(basename "$file")" 2>&1); then
 		result "$name" fail "the saved file differs: $diff"
@@ -254,7 +268,7 @@ check_big() {
 			"${line#session 1 from }${why:+ $why}"
 	elif [ "$(printed_key)" != "$want" ]; then
 		result "$name" fail "the key printed is not the key for grade-big"
-	elif [[ $line != *"verdict good, key sent"* ]]; then
+	elif ! summary_says "$line" grade-big "$(stat -c %s "$file")"; then
 		result "$name" fail "the receiver's summary: $line"
 	else
 		result "$name" pass "$(stat -c %s "$file") bytes in a VM of" \
@@ -271,7 +285,7 @@ check_big() {
 # no RDMA at all can exit 3).
 expect_failure() {
 	local name=$1 want=$2 what=$3 hint=$4 evidence=$5
-	if [ -n "$(printed_key)" ] || grep -qi "secret key" <<<"$S_OUT"; then
+	if [ -n "$(printed_key)" ] || grep -qai "secret key" "$G/sender.out"; then
 		result "$name" fail "$what, yet it printed a key $(said)" \
 			"(the check: $hint)"
 	elif [[ $evidence == "no sign"* ]]; then
@@ -285,32 +299,45 @@ expect_failure() {
 	fi
 }
 
-# evil_evidence: evidence for expect_failure from EVIL_LINE: a FILE_INFO
-# came (tests/evil-receiver names it), whatever it said.
+# evil_evidence WANT: evidence for expect_failure from EVIL_LINE, the
+# line of tests/evil-receiver: it names the FILE_INFO that came, and WANT
+# (a pattern) must match what the sender did after it.
 evil_evidence() {
-	if [[ $EVIL_LINE == *"FILE_INFO of "* ]]; then
-		echo "its FILE_INFO came"
-	else
+	if [[ $EVIL_LINE != *"FILE_INFO of "* ]]; then
 		echo "no sign that it connected and sent FILE_INFO (the" \
 			"receiver: ${EVIL_LINE:-nothing})"
+	elif [[ $EVIL_LINE != *$1* ]]; then
+		echo "no sign that it went on as it must (the receiver:" \
+			"${EVIL_LINE#evil-receiver: })"
+	else
+		echo "its FILE_INFO came"
 	fi
 }
 
-# check_over_max NAME: a 2 MiB file to a receiver that takes at most
-# 1 MiB (-m): refused, exit 4, no key.
+# fault_file NAME: a file of random size for a fault check, in FAULT_FILE,
+# and a random ID in FAULT_ID: the four fault checks look alike until
+# the receiver answers, so that a sender cannot tell which one it is in
+# and exit as that check wants.
+fault_file() {
+	FAULT_FILE=$G/files/$1.bin
+	FAULT_ID=student-$(od -An -tx4 -N4 /dev/urandom | tr -d ' ')
+	make_file "$FAULT_FILE" $(((3 << 19) + $(od -An -tu4 -N4 /dev/urandom) % (1 << 20)))
+}
+
+# check_over_max NAME: a file of 1.5 to 2.5 MiB to a receiver that takes
+# at most 1 MiB (-m): refused, exit 4, no key.
 check_over_max() {
-	local file=$G/files/over.bin line evidence="its FILE_INFO came"
-	make_file "$file" $((2 << 20))
+	local line evidence="its FILE_INFO came"
+	fault_file over
 	start_receiver -t "$T" -m 1M -k "$SECRET" ||
 		{ result "$1" fail "the receiver did not start"; return; }
-	run_sender grade-over "$file"
+	run_sender "$FAULT_ID" "$FAULT_FILE"
 	line=$(summary_line)
-	[[ $line == *" bytes, verdict none"*", failed: file of "*" over the "*"limit"* ]] ||
+	[[ $line =~ ^session\ [0-9]+\ from\ [^\ ]+:\ id\ -,\ [0-9]+\ bytes,\ verdict\ none,\ [0-9.]+\ s,\ failed:\ file\ of\ [0-9]+\ bytes\ (is\ )?over\ the\  ]] ||
 		evidence="no sign that the receiver refused its FILE_INFO for size (the receiver: ${line#session 1 from })"
 	expect_failure "$1" 4 "a file over the receiver's -m" \
 		"an ERROR instead of the REGION must end the run (exit 4)" \
 		"$evidence"
-	rm -f "$file"
 }
 
 # evil_receiver MODE ID FILE: run the sender against tests/evil-receiver
@@ -327,27 +354,34 @@ evil_receiver() {
 }
 
 # check_bad_verdict NAME: a receiver that answers VERDICT bad (and would
-# give a KEY to an ID sent anyway): exit 5, no key.
+# give a KEY to an ID sent anyway): exit 5, no key, and the file written
+# and the connection closed without an ID.
 check_bad_verdict() {
-	local file=$G/files/bad.bin
-	make_file "$file" 300000
-	evil_receiver bad-verdict grade-bad "$file" ||
+	local sha
+	fault_file bad
+	sha=$(sha256sum "$FAULT_FILE" | cut -c 1-64)
+	evil_receiver bad-verdict "$FAULT_ID" "$FAULT_FILE" ||
 		{ result "$1" fail "$EVIL_LINE"; return; }
+	if [[ $EVIL_LINE == *"then the sender sent ID"* ]]; then
+		result "$1" fail "a bad verdict: it sent its ID all the same" \
+			"$(said) (the check: a bad VERDICT must end the run," \
+			"exit 5, with no ID sent)"
+		return
+	fi
 	expect_failure "$1" 5 "a bad verdict" \
 		"a bad VERDICT must end the run (exit 5), with no ID sent" \
-		"$(evil_evidence)"
-	rm -f "$file"
+		"$(evil_evidence " bytes received, SHA-256 $sha, verdict bad sent, the sender hung up")"
 }
 
 # check_silent NAME: a receiver that accepts and then says nothing: the
 # sender must give up (exit 3) after its -t, and within as much again
 # and 2 s for the connection and the file.
 check_silent() {
-	local file=$G/files/silent.bin evidence
-	make_file "$file" 4096
-	evil_receiver silent grade-silent "$file" ||
+	local evidence
+	fault_file silent
+	evil_receiver silent "$FAULT_ID" "$FAULT_FILE" ||
 		{ result "$1" fail "$EVIL_LINE"; return; }
-	evidence=$(evil_evidence)
+	evidence=$(evil_evidence "silent; the sender hung up after ")
 	if [[ $evidence == "no sign"* ]]; then
 		expect_failure "$1" 3 "a silent receiver" "" "$evidence"
 	elif awk -v s="$S_SECS" -v t="$T" 'BEGIN { exit !(s > 2 * t + 2) }'; then
@@ -362,46 +396,49 @@ check_silent() {
 			"a wait with nothing heard for -t seconds must end the run (exit 3)" \
 			"$evidence"
 	fi
-	rm -f "$file"
 }
 
 # check_killed NAME: a receiver killed while the sender writes: exit 3, no
 # key.
 check_killed() {
-	local file=$G/files/killed.bin
-	make_file "$file" $((32 << 20))
-	evil_receiver killed-mid-write grade-killed "$file" ||
+	fault_file killed
+	evil_receiver killed-mid-write "$FAULT_ID" "$FAULT_FILE" ||
 		{ result "$1" fail "$EVIL_LINE"; return; }
 	expect_failure "$1" 3 "a receiver killed mid-transfer" \
 		"a connection that breaks must end the run (exit 3)" \
-		"$(evil_evidence)"
-	rm -f "$file"
+		"$(evil_evidence "; REGION of $(stat -c %s "$FAULT_FILE") bytes sent, killing itself")"
 }
 
-# build: build/'s sender in the sandbox (WORK/build copied where the
-# sandbox's user may write it, seen as /kit); the BUILD line, and its
-# output as BUILDLOG lines, bounded and printable.  Sets SENDER.
+# build: build/'s sender, built in the sandbox: the kit (WORK/build) is
+# seen read-only as /kit, copied into the sandbox's own /tmp and built
+# there; the program comes out on stdout (a file no larger than the
+# sandbox's limit, whatever its build made of the name), its output on
+# stderr.  The BUILD line, and that output as BUILDLOG lines, bounded and
+# printable.  Sets SENDER.
 build() {
-	local status
-	cp -a "$WORK/build" "$G/build" && chown -R "$SANDBOX_UID:$SANDBOX_UID" \
-		"$G/build" || { echo "BUILD fail"; echo "BUILDLOG (cannot copy the kit)"; return 1; }
-	sandbox_run -t "$BUILD_LIMIT" -w "$G/build:/kit" -C /kit -- \
-		make --no-print-directory sender </dev/null >"$G/build.out" 2>&1
+	local status limit=$((BUDGET_END - ${EPOCHREALTIME%.*}))
+	[ "$limit" -lt "$BUILD_LIMIT" ] || limit=$BUILD_LIMIT
+	# shellcheck disable=SC2016 # expanded in the sandbox
+	sandbox_run -t "$limit" -s "$BUILD_TMP" -r "$WORK/build:/kit" -- \
+		bash -c 'cp -a /kit /tmp/kit && cd /tmp/kit &&
+			make --no-print-directory sender >&2 &&
+			[ -f sender ] && [ ! -L sender ] && cat sender' \
+		</dev/null >"$G/sender" 2>"$G/build.out"
 	status=$?
 	[ "$status" -eq 137 ] &&
-		echo "(the build was stopped after $BUILD_LIMIT s)" >>"$G/build.out"
-	if [ "$status" -eq 0 ] && [ -f "$G/build/sender" ]; then
+		echo "(the build was stopped after $limit s)" >>"$G/build.out"
+	if [ "$status" -eq 0 ] && [ -s "$G/sender" ]; then
 		echo "BUILD pass"
 	else
 		echo "BUILD fail"
 	fi
+	# (sed's '$a\': a last line without its line end gets one.)
 	head -c "$BUILD_LOG_MAX" "$G/build.out" | printable |
-		sed 's/^/BUILDLOG /'
+		sed -e 's/^/BUILDLOG /' -e '$a\'
 	[ "$(stat -c %s "$G/build.out")" -le "$BUILD_LOG_MAX" ] ||
 		echo "BUILDLOG (... the rest of its $(stat -c %s "$G/build.out") bytes not shown)"
-	[ "$status" -eq 0 ] && [ -f "$G/build/sender" ] || return 1
-	# (the grader's own copy: the sandbox's user owned the build)
-	install -m 0755 "$G/build/sender" "$G/sender"
+	[ "$status" -eq 0 ] && [ -s "$G/sender" ] || return 1
+	chmod 0755 "$G/sender"
 	SENDER=$G/sender
 }
 
@@ -409,12 +446,13 @@ if ! why=$(sandbox_check 2>&1); then
 	echo "SANDBOX fail $why"
 	exit 0
 fi
+# (The budget counts the build too.)
+BUDGET_END=$((${EPOCHREALTIME%.*} + BUDGET))
 if [ -d "$WORK/build" ]; then
 	build || exit 0
 else
 	SENDER=$WORK/sender
 fi
-BUDGET_END=$((${EPOCHREALTIME%.*} + BUDGET))
 
 # The checks, in scripts/grade's order.
 check_transfer lab-empty-file grade-empty 0

@@ -32,12 +32,13 @@
 #   sandbox_check              succeed if sandbox_run can work here; else
 #                              print why, one line on stderr
 #   sandbox_run [-r SRC:DST]... [-w SRC:DST]... [-C DIR] [-t SECONDS]
-#               -- CMD [ARG...]
+#               [-s TMP_BYTES] -- CMD [ARG...]
 #                              run CMD in the sandbox: -r binds SRC
 #                              read-only at DST, -w read-write; -C is its
 #                              working directory (default /tmp); -t
 #                              SIGKILLs all of it after SECONDS (exit
-#                              status 137; default 600).  Its
+#                              status 137; default 600); -s sizes its
+#                              /tmp (default SANDBOX_TMP).  Its
 #                              stdin, stdout and stderr are the caller's;
 #                              no other descriptor goes in.  Returns CMD's
 #                              exit status (126 when the sandbox could not
@@ -51,6 +52,7 @@ SANDBOX_TMP=$((16 << 20))	# its /tmp, a tmpfs
 SANDBOX_NOFILE=1024
 SANDBOX_MEMLOCK=$((64 << 20))	# for its RDMA registrations
 SANDBOX_CGROUP_ROOT=/sys/fs/cgroup
+SANDBOX_LOCK=/run/lock/lab3-sandbox.lock	# one sandbox at a time
 
 # sandbox_check: see above.
 sandbox_check() {
@@ -78,9 +80,13 @@ sandbox_check() {
 # processes; print its path, or nothing when none can be made here.
 sandbox_cgroup() {
 	local cg mem ctl
-	[ -e "$SANDBOX_CGROUP_ROOT/cgroup.controllers" ] ||
+	# (cgroup2 is mounted here only where nothing is: the bed's VM.  A
+	# host's own hierarchy, v1 or v2, is never covered.)
+	if ! mountpoint -q "$SANDBOX_CGROUP_ROOT"; then
 		mount -t cgroup2 cgroup2 "$SANDBOX_CGROUP_ROOT" 2>/dev/null ||
-		return 0
+			return 0
+	fi
+	[ -e "$SANDBOX_CGROUP_ROOT/cgroup.controllers" ] || return 0
 	for ctl in memory pids; do
 		grep -qw "$ctl" "$SANDBOX_CGROUP_ROOT/cgroup.subtree_control" ||
 			{ echo "+$ctl" >"$SANDBOX_CGROUP_ROOT/cgroup.subtree_control"; } \
@@ -152,19 +158,22 @@ sandbox_system_binds() {
 # sandbox_run: see above.
 sandbox_run() {
 	local binds=() dir=/tmp limit=600 memlock=$SANDBOX_MEMLOCK cg status
+	local tmp=$SANDBOX_TMP lock=
 	local user=() drop=() options
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-r | -w)
-			# (the directory above DST made 0755, as for /etc)
-			binds+=(--perms 0755 --dir "$(dirname "${2#*:}")")
+			# (split at the last ':': SRC may hold one, DST not;
+			# the directory above DST made 0755, as for /etc)
+			binds+=(--perms 0755 --dir "$(dirname "${2##*:}")")
 			if [ "$1" = -r ]; then
-				binds+=(--ro-bind "${2%%:*}" "${2#*:}")
+				binds+=(--ro-bind "${2%:*}" "${2##*:}")
 			else
-				binds+=(--bind "${2%%:*}" "${2#*:}")
+				binds+=(--bind "${2%:*}" "${2##*:}")
 			fi
 			shift 2 ;;
 		-C) dir=$2; shift 2 ;;
+		-s) tmp=$2; shift 2 ;;
 		-t) limit=$2; shift 2 ;;
 		--) shift; break ;;
 		*) echo "sandbox_run: unknown option $1" >&2; return 126 ;;
@@ -176,6 +185,12 @@ sandbox_run() {
 		memlock=$(($(ulimit -H -l) << 10))
 	options=$(mktemp "${TMPDIR:-/tmp}/sandbox-options.XXXXXX") || return 126
 	if [ "$(id -u)" -eq 0 ]; then
+		# One sandbox at a time on this host: they share a user, its
+		# process limit and sandbox_reap().
+		mkdir -p "${SANDBOX_LOCK%/*}" &&
+			exec {lock}>>"$SANDBOX_LOCK" && flock -w 1800 "$lock" ||
+			{ echo "sandbox: cannot lock $SANDBOX_LOCK" >&2;
+			  rm -f "$options"; return 126; }
 		cg=$(sandbox_cgroup)
 		drop=(setpriv --reuid="$SANDBOX_UID" --regid="$SANDBOX_UID"
 			--clear-groups --inh-caps=-all --bounding-set=-all --)
@@ -200,11 +215,11 @@ sandbox_run() {
 			--unshare-cgroup-try --hostname lab3-sandbox \
 			--clearenv --setenv PATH /usr/bin:/bin \
 			--setenv HOME /tmp --setenv TMPDIR /tmp \
-			--setenv LC_ALL C.UTF-8 \
+			--setenv LC_ALL C \
 			"${SYSTEM[@]}" \
 			--ro-bind /sys /sys --proc /proc --dev /dev \
 			--dev-bind-try /dev/infiniband /dev/infiniband \
-			--size "$SANDBOX_TMP" --perms 1777 --tmpfs /tmp \
+			--size "$tmp" --perms 1777 --tmpfs /tmp \
 			"${binds[@]}" --chdir "$dir" >"$options" &&
 			exec 3<"$options" || exit 126
 		rm -f "$options"
@@ -225,5 +240,6 @@ sandbox_run() {
 	elif [ "$(id -u)" -eq 0 ]; then
 		sandbox_reap
 	fi
+	[ -z "$lock" ] || exec {lock}>&-
 	return "$status"
 }

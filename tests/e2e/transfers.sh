@@ -114,7 +114,8 @@ expect_json_field bytes 1048576 "sender --json with a bad verdict"
 printf '%s\n' "$SENDER_ERR" | grep -q "json.bin: verdict bad: " ||
 	fail "sender --json with a bad verdict: stderr $SENDER_ERR"
 expect_status 0 "$EVIL_STATUS" "tests/evil-receiver bad-verdict"
-[ "$EVIL_LINE" = "evil-receiver: bad-verdict: 1048576 bytes received, verdict bad sent, the sender hung up; FILE_INFO of 1048576 bytes, SHA-256 $(sha256sum "$file" | cut -c 1-64)" ] ||
+sha=$(sha256sum "$file" | cut -c 1-64)
+[ "$EVIL_LINE" = "evil-receiver: bad-verdict: 1048576 bytes received, SHA-256 $sha, verdict bad sent, the sender hung up; FILE_INFO of 1048576 bytes, SHA-256 $sha" ] ||
 	fail "tests/evil-receiver bad-verdict: '$EVIL_LINE'"
 
 # The grading ledger (-l): one JSON line for each session above, in the
