@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "args.h"
@@ -455,6 +456,9 @@ int main(int argc, char **argv)
 		return LAB3_EXIT_USAGE;
 	if (opt.ledger_summary != NULL)
 		return ledger_summary(opt.ledger_summary, opt.roster);
+	/* The secret is about to be in memory: no core file, and no
+	 * ptrace or /proc/PID/mem by other processes of this user. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	status = load_secret(&opt, secret);
 	if (status != 0)
 		return status;

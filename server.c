@@ -481,16 +481,12 @@ static void served_signals(sigset_t *set)
 	sigaddset(set, SIGHUP);
 }
 
-/* reload_wanted: whether SIGHUP reads the roster again (with -r) or,
- * as for any program without a use for it, stops the receiver. */
-static int reload_wanted;
-
 /* on_signal: the handler of the served signals: ask the serving loop to
- * stop, or to read the roster again; the wait it interrupts returns
- * -EINTR. */
+ * stop, or to read the roster again (SIGHUP: `systemctl reload`, which
+ * must never stop a service); the wait it interrupts returns -EINTR. */
 static void on_signal(int sig)
 {
-	if (sig == SIGHUP && reload_wanted)
+	if (sig == SIGHUP)
 		reload_requested = 1;
 	else
 		stop_requested = 1;
@@ -511,7 +507,8 @@ static void take_pending_signals(void)
 		on_signal(sig);
 }
 
-/* reload_roster: SIGHUP: read the roster again.  Sessions go on; the
+/* reload_roster: SIGHUP: read the roster again (without -r, say that
+ * there is nothing to read).  Sessions go on; the
  * next ID checked meets the new roster.  One that cannot be read is
  * refused, with one line, and the old one stays in force. */
 static void reload_roster(struct server *srv)
@@ -519,6 +516,11 @@ static void reload_roster(struct server *srv)
 	struct lab3_roster fresh;
 	char err[LAB3_ERR_LEN];
 
+	if (srv->opt->roster == NULL) {
+		fprintf(stderr, "receiver: SIGHUP: nothing to read again (no "
+			"-r ROSTER); serving on\n");
+		return;
+	}
 	if (lab3_roster_load(srv->opt->roster, &fresh, err,
 			     sizeof(err)) != 0) {
 		fprintf(stderr, "receiver: SIGHUP: %s; the roster of %zu IDs "
@@ -727,7 +729,7 @@ void leave_queue(struct session *s)
 /* ---- Stop signals, and serving until one comes ---- */
 
 /* install_signal_handlers: SIGINT and SIGTERM end the serving loop,
- * SIGHUP reads the roster again (without one, it ends the loop too).
+ * SIGHUP reads the roster again (without one, it says so, and serves on).
  * They stay blocked except while the receiver waits (see struct
  * lab3_listener), so that one arriving between two waits is not lost:
  * the next wait returns at once.  ORIG receives the mask to wait with. */
@@ -769,7 +771,6 @@ int serve(struct options *opt, const uint8_t *secret, int ledger_fd,
 		snprintf(port, sizeof(port), "%d", LAB3_DEFAULT_PORT);
 		opt->port = port;
 	}
-	reload_wanted = roster != NULL;
 	install_signal_handlers(&wait_mask);
 	listener->wait_sigmask = &wait_mask;
 	if (lab3_listen(listener, opt->addr, opt->port, &bound_port) != 0) {
