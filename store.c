@@ -3,7 +3,9 @@
  * (built under a temporary name, synced, then linked as DIR/ID/NAME) and
  * its record in the grading ledger (-l).
  */
+#define _GNU_SOURCE	/* renameat2() */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -89,12 +91,43 @@ static void id_dir_name(const char *id, char out[3 * LAB3_ID_MAX + 1])
 	*out = '\0';
 }
 
+/* rename_new: give the temporary file the name FINAL (of SIZE bytes),
+ * never replacing a file: if FINAL is taken, by an earlier attempt of
+ * the same ID and name, the first of FINAL.2, FINAL.3, ... that is free,
+ * named in FINAL and saved_as too.  0, or an errno. */
+static int rename_new(struct session *s, char *final, size_t size)
+{
+	size_t len = strlen(final), saved_len = strlen(s->saved_as);
+
+	for (unsigned n = 2; n < 10000; n++) {
+		if (renameat2(AT_FDCWD, s->tmp_path, AT_FDCWD, final,
+			      RENAME_NOREPLACE) == 0)
+			return 0;
+		/* (A file system without RENAME_NOREPLACE: NFS, say.) */
+		if ((errno == EINVAL || errno == ENOSYS) &&
+		    link(s->tmp_path, final) == 0) {
+			unlink(s->tmp_path);
+			return 0;
+		}
+		if (errno != EEXIST)
+			return errno;
+		if (snprintf(final + len, size - len, ".%u", n) >=
+		    (int)(size - len) ||
+		    snprintf(s->saved_as + saved_len,
+			     sizeof(s->saved_as) - saved_len, ".%u", n) >=
+		    (int)(sizeof(s->saved_as) - saved_len))
+			return ENAMETOOLONG;
+	}
+	return EEXIST;
+}
+
 /* keep_file: once the session has completed (its key sent), give the
  * verified, synced temporary file its final name, ID/NAME in the -o
  * directory: one directory per student (id_dir_name()), so that two
  * students' files of the same name never meet; NAME is the sender's base
- * name, or sha256-HASHPREFIX without one.  Rename it there and fsync the
- * directories.  A session that fails at any step keeps nothing. */
+ * name, or sha256-HASHPREFIX without one, and never replaces an earlier
+ * file (rename_new()).  Rename it there and fsync the directories.  A
+ * session that fails at any step keeps nothing. */
 int keep_file(struct session *s)
 {
 	char final[PATH_MAX], id_dir[3 * LAB3_ID_MAX + 1];
@@ -125,10 +158,9 @@ int keep_file(struct session *s)
 	if (err != 0)
 		goto out_unlink;
 	final[strlen(final)] = '/';
-	if (rename(s->tmp_path, final) != 0) {
-		err = errno;
+	err = rename_new(s, final, sizeof(final));
+	if (err != 0)
 		goto out_unlink;
-	}
 	/* Saved, verified, its key sent: a directory that cannot be synced
 	 * now is the disk's failing, said on stderr, not the session's. */
 	if (lab3_fsync_parent(final, why, sizeof(why)) != 0)
