@@ -8,7 +8,9 @@
  *   ./receiver [-k SECRET_FILE] --key-for ID
  *   ./receiver --ledger-summary LEDGER
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdint.h>
@@ -329,6 +331,33 @@ static int load_secret(struct options *opt, uint8_t secret[LAB3_SECRET_LEN])
 	return 0;
 }
 
+/* remove_partials: the temporary files (.lab3-partial-*) that a receiver
+ * killed mid-session left in DIR, the -o of this one, are nobody's: remove
+ * them, and say how many on stderr.  (Two receivers must not share -o.) */
+static void remove_partials(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	unsigned removed = 0, failed = 0;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, ".lab3-partial-", 14) != 0)
+			continue;
+		if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+			removed++;
+		else
+			failed++;
+	}
+	closedir(d);
+	if (removed + failed > 0)
+		fprintf(stderr, "receiver: -o %s: removed %u partial file%s "
+			"that an earlier run left%s\n", dir, removed,
+			removed == 1 ? "" : "s",
+			failed ? " (some could not be removed)" : "");
+}
+
 /* load_roster: -r: the roster at PATH into *ROSTER; -1 after one line
  * saying why it cannot be read. */
 static int load_roster(const char *path, struct lab3_roster *roster)
@@ -470,6 +499,8 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return LAB3_EXIT_LOCAL;
 	}
+	if (opt.out_dir != NULL)
+		remove_partials(opt.out_dir);
 	if (opt.ledger != NULL) {
 		ledger_fd = lab3_ledger_open(opt.ledger, err, sizeof(err));
 		if (ledger_fd < 0) {
