@@ -535,12 +535,15 @@ uint64_t window_bytes(const struct session *s)
 	       s->rx.window_size;
 }
 
-/* setup_windows: allocate the file's windows (the rules chose how many:
- * no more than it has chunks), start the hash and, with -o, the
- * temporary file. */
+/* setup_windows: with -o, make sure the file has room on disk; allocate
+ * the file's windows (the rules chose how many: no more than it has
+ * chunks), start the hash and, with -o, the temporary file. */
 static int setup_windows(struct session *s)
 {
 	uint64_t size = window_bytes(s);
+
+	if (s->opt->out_dir != NULL && check_room(s) != 0)
+		return -1;
 
 	for (uint32_t i = 0; i < s->rx.nwindows && size > 0; i++) {
 		void *buf = mmap(NULL, size, PROT_READ | PROT_WRITE,

@@ -165,6 +165,7 @@ void free_windows(struct session *s);
 
 /* store.c: the file it saves (-o) and its ledger record (-l). */
 int write_all(int fd, const uint8_t *buf, uint64_t len);
+int check_room(struct session *s);
 int open_tmp_file(struct session *s);
 int sync_file(struct session *s);
 int keep_file(struct session *s);

@@ -12,12 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ledger.h"
 #include "secret.h"
 #include "session.h"
+
+#define STORE_RESERVE (1u << 20)	/* bytes kept free on -o's disk */
 
 /* write_all: write LEN bytes at BUF to FD, or return -1. */
 int write_all(int fd, const uint8_t *buf, uint64_t len)
@@ -36,6 +39,28 @@ int write_all(int fd, const uint8_t *buf, uint64_t len)
 		len -= (uint64_t)n;
 	}
 	return 0;
+}
+
+/* check_room: with -o, refuse (RESOURCES) a file that would not fit in
+ * the free space of its disk less STORE_RESERVE, kept for the ledger's
+ * records (and the logs) that share it: a full disk must not stop every
+ * key.  0 when it fits, or when the space cannot be told (the writes
+ * will say). */
+int check_room(struct session *s)
+{
+	struct statvfs st;
+	uint64_t avail;
+
+	if (statvfs(s->opt->out_dir, &st) != 0)
+		return 0;
+	avail = (uint64_t)st.f_bavail * st.f_frsize;
+	if (avail >= STORE_RESERVE && s->rx.length <= avail - STORE_RESERVE)
+		return 0;
+	give_up(s, LAB3_ERR_RESOURCES, "no room to save a file of %llu "
+		"bytes: %llu bytes are free where the receiver saves files, "
+		"and it keeps %u of them free", (unsigned long long)s->rx.length,
+		(unsigned long long)avail, STORE_RESERVE);
+	return -1;
 }
 
 /* open_tmp_file: with -o, create the hidden temporary file the chunks are
