@@ -6,7 +6,7 @@
 # ID should get, no sender is refused as busy, every saved file is
 # byte-identical, each session has one summary line and one well-formed
 # ledger record, and the misbehaving sessions fail without holding up the
-# others: every honest session ends before the silent one times out.
+# others: every honest session lasts less than the silent one's 10 s.
 # Then two students send files of the same name at once: each is saved
 # under its ID.  Then 8 senders share a window budget (-b) far below
 # what they would take: they take turns, and the registered memory stays
@@ -53,23 +53,29 @@ for pid in "${evil_pids[@]}"; do
 done
 
 sessions=$((${#sizes[@]} + ${#evil_pids[@]}))
-keys=0 silent_ended=0
+keys=0 silent=0
 for _ in $(seq "$sessions"); do
 	line=$(next_line 60) || fail "fewer than $sessions summary lines"
 	echo "$line"
 	case $line in
 	*"verdict good, key sent, saved as student"*"/f"*)
-		[ "$silent_ended" -eq 0 ] ||
-			fail "an honest session waited for the silent one"
+		# Its own time, from its connection: under the silent
+		# one's 10 s, so it did not wait for it.  (Not "ended
+		# before the silent one": a sender that hashes 16 MiB
+		# under TCG, on a busy host, may connect 5 s late.)
+		secs=$(sed -n 's/.*, \([0-9.]*\) s$/\1/p' <<<"$line")
+		awk -v s="${secs:-99}" 'BEGIN { exit !(s < 10) }' ||
+			fail "an honest session took ${secs:-?} s: it waited for the silent one"
 		keys=$((keys + 1)) ;;
 	*", failed: no FILE_INFO within 10 s of connecting (the handshake limit)")
-		silent_ended=1 ;;
+		silent=1 ;;
 	*", failed: "*) ;;
 	*) fail "a summary line neither a key nor a failure: $line" ;;
 	esac
 done
 [ "$keys" -eq "${#sizes[@]}" ] ||
 	fail "$keys keys in the summary lines, expected ${#sizes[@]}"
+[ "$silent" -eq 1 ] || fail "the silent session did not end by the handshake limit"
 # A file is saved once its KEY has gone out, before its summary line: a
 # sender may hold its key first (over iWARP, a SEND completes when sent).
 for i in "${!sizes[@]}"; do
