@@ -43,7 +43,7 @@ esac
 # one batch); the ERROR, if the sender saw it, on stderr.
 key=$(printf 'ee%.0s' $(seq 32))
 for try in 1 2 3 4 5; do
-	run_sender_to_evil key-then-error "$TEST_TMP/small" -i alice
+	run_sender_to_evil key-then-error "$TEST_TMP/small" -q -i alice
 	expect_status 0 "$SENDER_STATUS" "a KEY, then an ERROR (try $try): $SENDER_ERR"
 	[ "$SENDER_OUT" = "secret key: $key" ] ||
 		fail "a KEY, then an ERROR (try $try): stdout '$SENDER_OUT'"

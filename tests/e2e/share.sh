@@ -8,7 +8,7 @@
 . tests/e2e/lib.sh
 
 [ -n "${RXE_ADDR6:-}" ] || fail "RXE_ADDR6 is not set: the bed gave no IPv6 address"
-start_receiver -v -c 4 -w 64K -n 2 -k "$TEST_TMP/secret" || fail "no receiver"
+start_receiver -v -c 4 -w 64K -n 2 -b 1M -k "$TEST_TMP/secret" || fail "no receiver"
 pids=()
 for i in 1 2 3 4; do
 	tests/evil-sender -s 1M dribble "$RXE_ADDR" "$RX_PORT" \
