@@ -57,9 +57,9 @@ int check_room(struct session *s)
 	if (avail >= STORE_RESERVE && s->rx.length <= avail - STORE_RESERVE)
 		return 0;
 	give_up(s, LAB3_ERR_RESOURCES, "no room to save a file of %llu "
-		"bytes: %llu bytes are free where the receiver saves files, "
-		"and it keeps %u of them free", (unsigned long long)s->rx.length,
-		(unsigned long long)avail, STORE_RESERVE);
+		"bytes: %llu bytes free, of which the receiver keeps %u",
+		(unsigned long long)s->rx.length, (unsigned long long)avail,
+		STORE_RESERVE);
 	return -1;
 }
 

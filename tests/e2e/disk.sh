@@ -22,7 +22,7 @@ for i in 1 2 3 4; do
 		expect_summary "id student, 5242880 bytes, verdict good, key sent, saved as student/five$([ "$keys" -gt 1 ] && echo ".$keys")," \
 			"sender $i" ;;
 	4)	refused=$((refused + 1))
-		expect_sender_fails 4 "refused: no room to save a file of 5242880 bytes: [0-9]+ bytes are free where the receiver saves files, and it keeps 1048576 of them free$" \
+		expect_sender_fails 4 "refused: no room to save a file of 5242880 bytes: [0-9]+ bytes free, of which the receiver keeps 1048576$" \
 			"sender $i, short of room"
 		expect_summary "verdict none, .*failed: no room to save" "sender $i" ;;
 	*)	fail "sender $i: exit status $SENDER_STATUS ($SENDER_ERR)" ;;
