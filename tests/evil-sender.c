@@ -83,6 +83,8 @@
 #define EVIL_ID "evil"
 #define EVIL_EXIT_LET_THROUGH 3		/* the receiver let it through */
 #define DRIBBLE_PAUSE_S 4		/* dribble: between a chunk and DONE */
+#define STARVE_PROBE_BYTES (64u << 20)	/* starve: the probe's file, to learn
+					 * windows up to this size */
 #define STALE_WAIT_MS 2000		/* stale-write: for a refusal */
 #define STARVE_PACE_MS 20		/* starve: between two DONEs */
 #define STARVE_WAIT_MS 10000		/* starve: for a completion */
@@ -761,7 +763,10 @@ static int starve_end(struct starve *st)
  * first REGION is then one whole window; then hang up. */
 static int starve_probe(struct evil *e, uint64_t *window)
 {
-	int ret = send_info(e, LAB3_WINDOW_BYTES_MAX);
+	/* (Not a window of the largest size: a receiver with -o refuses a
+	 * file its disk has no room for, and the tests' windows are far
+	 * smaller.) */
+	int ret = send_info(e, STARVE_PROBE_BYTES);
 
 	if (ret == 0)
 		ret = recv_type(e, LAB3_MSG_REGION, &e->region);
