@@ -920,7 +920,10 @@ int lab3_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg, int wait_ms)
 /* lab3_try_recv_msg: see listener.h. */
 int lab3_try_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg)
 {
-	if (conn->error != 0)
+	/* The messages that came before a peer's ERROR are taken first, in
+	 * order: a KEY followed at once by an ERROR is still the KEY. */
+	if (conn->error != 0 && !(conn->error == -EREMOTEIO &&
+				   conn->ninbox > 0))
 		return lab3_settling(conn) ? -EAGAIN : conn->error;
 	if (conn->ninbox > 0) {
 		*msg = conn->inbox[0];

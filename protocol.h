@@ -161,7 +161,8 @@ enum lab3_verdict {
 /* Why a side sent ERROR. */
 enum lab3_error_code {
 	LAB3_ERR_PROTOCOL = 1,		/* a message broke this protocol */
-	LAB3_ERR_TOO_LARGE = 2,		/* file over the receiver's limit */
+	LAB3_ERR_TOO_LARGE = 2,		/* file outside the receiver's limits
+					 * (over -m, or under --min-size) */
 	LAB3_ERR_RESOURCES = 3,		/* receiver can't hold the file now */
 	LAB3_ERR_NO_KEY = 4,		/* a bad verdict, an unknown ID */
 	LAB3_ERR_INTERNAL = 5,		/* the peer failed on its own side */

@@ -56,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -71,6 +72,7 @@
 
 #define TAG_KEY 1		/* the KEY's SEND: see key_went_out() */
 #define STORE_SLICE (1u << 20)	/* bytes of a chunk stored per turn */
+#define CANARY_STRIDE 4096u	/* a canary word at the start of each */
 
 /* The states of a session, one function each, in the lab's order. */
 static int recv_file_info(struct session *s);	/* step 1 */
@@ -91,6 +93,8 @@ static int judge(struct session *s, const struct lab3_msg *msg);
 static int conn_failed(struct session *s, int ret);
 static struct window *chunk_window(struct session *s, uint64_t chunk);
 static int setup_windows(struct session *s);
+static int plant_canaries(struct window *w);
+static int find_canary(const struct window *w, uint64_t *at);
 
 /* ---- One session: the state machine ---- */
 
@@ -163,12 +167,12 @@ static int recv_file_info(struct session *s)
 	return setup_windows(s);
 }
 
-/* send_region: step 2, REGION: register the window of the next chunk for
- * remote write and send its descriptor, for every chunk that has a free
- * window (at the start, one per window; later, the window just stored),
- * one a turn.  Each registration is new, so its rkey is, too.  A
- * zero-length file gets one empty descriptor: there is nothing to
- * write. */
+/* send_region: step 2, REGION: plant canaries in the window of the next
+ * chunk, register it for remote write and send its descriptor, for every
+ * chunk that has a free window (at the start, one per window; later, the
+ * window just stored), one a turn.  Each registration is new, so its
+ * rkey is, too.  A zero-length file gets one empty descriptor: there is
+ * nothing to write. */
 static int send_region(struct session *s)
 {
 	uint64_t offset = 0, length = 0;
@@ -195,6 +199,9 @@ static int send_region(struct session *s)
 
 		w->offset = offset;
 		w->length = length;
+		if (plant_canaries(w) != 0)
+			return give_up(s, LAB3_ERR_INTERNAL, "cannot get "
+				       "random bytes: %s", strerror(errno));
 		if (w->length > 0) {
 			ret = lab3_reg_mr(&s->conn, w->buf, w->length,
 					  IBV_ACCESS_LOCAL_WRITE |
@@ -231,9 +238,9 @@ static int recv_done(struct session *s)
 	return receive(s, &msg, wait_ms);
 }
 
-/* store_chunk: revoke the sender's access to the chunk's window, then
- * hash the chunk and append it to the file being built, STORE_SLICE bytes
- * a turn (a DONE costs the sender nothing, and the chunk may be a GiB: the
+/* store_chunk: revoke the sender's access to the chunk's window, make
+ * sure that the sender did write it (no canary left), then hash the
+ * chunk and append it to the file being built, STORE_SLICE bytes a turn (a DONE costs the sender nothing, and the chunk may be a GiB: the
  * other sessions' turns come between the slices).  Deregistering first
  * means no RDMA WRITE can change the bytes after they were checked. */
 static int store_chunk(struct session *s)
@@ -242,12 +249,20 @@ static int store_chunk(struct session *s)
 	uint64_t len = w->length - w->stored;
 	uint8_t *at = w->buf + w->stored;
 
+	uint64_t unwritten;
+
 	if (s->conn.error != 0)		/* nothing it stores would count */
 		return conn_failed(s, s->conn.error);
 	if (w->mr != NULL) {
 		ibv_dereg_mr(w->mr);
 		w->mr = NULL;
 	}
+	if (w->stored == 0 && find_canary(w, &unwritten))
+		return give_up(s, LAB3_ERR_PROTOCOL, "chunk at offset %llu: "
+			       "nothing was written at window offset %llu "
+			       "(a DONE before its RDMA WRITEs, or none?)",
+			       (unsigned long long)w->offset,
+			       (unsigned long long)unwritten);
 	if (len > STORE_SLICE)
 		len = STORE_SLICE;
 	if (lab3_sha256_add(&s->hash, at, len) != 0)
@@ -520,12 +535,15 @@ uint64_t window_bytes(const struct session *s)
 	       s->rx.window_size;
 }
 
-/* setup_windows: allocate the file's windows (the rules chose how many:
- * no more than it has chunks), start the hash and, with -o, the
- * temporary file. */
+/* setup_windows: with -o, make sure the file has room on disk; allocate
+ * the file's windows (the rules chose how many: no more than it has
+ * chunks), start the hash and, with -o, the temporary file. */
 static int setup_windows(struct session *s)
 {
 	uint64_t size = window_bytes(s);
+
+	if (s->opt->out_dir != NULL && check_room(s) != 0)
+		return -1;
 
 	for (uint32_t i = 0; i < s->rx.nwindows && size > 0; i++) {
 		void *buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
@@ -538,6 +556,13 @@ static int setup_windows(struct session *s)
 			return -1;
 		}
 		s->windows[i].buf = buf;
+		s->windows[i].canary = calloc(size / CANARY_STRIDE + 1,
+					      sizeof(uint64_t));
+		if (s->windows[i].canary == NULL) {
+			give_up(s, LAB3_ERR_RESOURCES, "cannot allocate "
+				"a window's canaries");
+			return -1;
+		}
 	}
 	if (lab3_sha256_begin(&s->hash) != 0) {
 		give_up(s, LAB3_ERR_INTERNAL, "cannot start SHA-256");
@@ -560,8 +585,61 @@ void free_windows(struct session *s)
 		give_back(s, &s->windows[i]);
 		if (s->windows[i].buf != NULL)
 			munmap(s->windows[i].buf, size);
+		free(s->windows[i].canary);
 	}
 	leave_queue(s);
 	lab3_sha256_free(&s->hash);
 	drop_tmp_file(s);
+}
+
+/* ---- Canaries: a DONE must follow real RDMA WRITEs ---- */
+
+/* canaries: how many canary words a chunk of LENGTH bytes has: one at
+ * the start of each CANARY_STRIDE bytes that has room for a whole word.
+ * (A chunk of fewer than 8 bytes has none: only the verdict tells
+ * whether it was written; --min-size keeps such files out.) */
+static uint64_t canaries(uint64_t length)
+{
+	return length < sizeof(uint64_t) ? 0 :
+	       (length - sizeof(uint64_t)) / CANARY_STRIDE + 1;
+}
+
+/* plant_canaries: before W is offered for its chunk, put a fresh random
+ * word at the start of each CANARY_STRIDE bytes of it: unpredictable, so
+ * a sender cannot leave them as they are and still announce the bytes
+ * the window would hold.  Its WRITEs replace them; find_canary() looks
+ * for one left.  The rest of the window keeps what it held.  0, or -1
+ * (errno set). */
+static int plant_canaries(struct window *w)
+{
+	uint64_t n = canaries(w->length);
+	size_t len = n * sizeof(uint64_t), got = 0;
+
+	while (got < len) {
+		ssize_t r = getrandom((uint8_t *)w->canary + got, len - got, 0);
+
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (r > 0)
+			got += (size_t)r;
+	}
+	for (uint64_t i = 0; i < n; i++)
+		memcpy(w->buf + i * CANARY_STRIDE, &w->canary[i],
+		       sizeof(uint64_t));
+	return 0;
+}
+
+/* find_canary: after W's DONE, succeed if a canary is still in its chunk,
+ * with its window offset in *AT: bytes that no WRITE reached.  (A WRITE
+ * that wrote the very same 8 bytes would be taken for none: 1 in 2^64.) */
+static int find_canary(const struct window *w, uint64_t *at)
+{
+	for (uint64_t i = 0; i < canaries(w->length); i++) {
+		if (memcmp(w->buf + i * CANARY_STRIDE, &w->canary[i],
+			   sizeof(uint64_t)) == 0) {
+			*at = i * CANARY_STRIDE;
+			return 1;
+		}
+	}
+	return 0;
 }

@@ -8,13 +8,16 @@
  *   ./receiver [-k SECRET_FILE] --key-for ID
  *   ./receiver --ledger-summary LEDGER
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "args.h"
@@ -38,6 +41,7 @@ static const char usage_text[] =
 "usage: receiver [-v] [-a ADDR] [-p PORT] [-o DIR] [-m MAX_BYTES] [-l LEDGER]\n"
 "                [-c SESSIONS] [-w WINDOW_SIZE] [-n WINDOWS] [-b BUDGET]\n"
 "                [-k SECRET_FILE] [-t SECONDS] [-r ROSTER] [--keep-failed]\n"
+"                [--min-size MIN_BYTES]\n"
 "       receiver [-k SECRET_FILE] --key-for ID\n"
 "       receiver --ledger-summary LEDGER [-r ROSTER] | --version | -h | --help\n"
 "\n"
@@ -46,7 +50,7 @@ static const char usage_text[] =
 "  -a ADDR, -p PORT  listen on ADDR (default: all), PORT (default %d; 0: any)\n"
 "  -o DIR          save each verified file into DIR, under its base name\n"
 "  --keep-failed   with -o, keep a failed session's bytes in DIR/.failed/\n"
-"  -m MAX_BYTES    refuse larger files; K, M, G suffixes (default 64G)\n"
+"  -m MAX_BYTES, --min-size MIN_BYTES  refuse larger, smaller files (64G, 0)\n"
 "  -c SESSIONS     senders served at once, 1 to %d; more are busy (default %d)\n"
 "  -w WINDOW_SIZE, -n WINDOWS  each session's windows: 64K to 1G (default\n"
 "                  16M, less to fit ulimit -l), 2 to %d in flight (default %d)\n"
@@ -56,8 +60,7 @@ static const char usage_text[] =
 "  -l LEDGER       append one JSON line per session to LEDGER, for grading\n"
 "  -r ROSTER       keys only for the IDs in ROSTER, one a line (SIGHUP: reread)\n"
 "  -v              trace each state and each work completion on stderr\n"
-"  --key-for ID    print the key a session with ID receives\n"
-"  --ledger-summary LEDGER  print each ID's first success and attempts\n"
+"  --key-for ID    ID's key; --ledger-summary LEDGER: each ID's first success\n"
 "Exit status: 0 stopped, or printed; 1 usage; 2 local error; 3 cannot listen.\n";
 
 /* usage: command-line help on TO: stdout for -h and --help, asked for;
@@ -69,8 +72,9 @@ static void usage(FILE *to)
 		DEFAULT_WINDOWS, DEFAULT_SECRET, LAB3_DEFAULT_TIMEOUT);
 }
 
-/* parse_number_option: -p, -m, -w, -n or -t (OPT_CHAR) with ARG into
- * OPT, with its range checked; -1 after saying what is wrong. */
+/* parse_number_option: -p, -m, --min-size ('M'), -w, -b, -c, -n or -t
+ * (OPT_CHAR) with ARG into OPT, with its range checked; -1 after saying
+ * what is wrong. */
 static int parse_number_option(struct options *opt, int opt_char,
 			       const char *arg)
 {
@@ -86,6 +90,12 @@ static int parse_number_option(struct options *opt, int opt_char,
 		if (lab3_parse_size(arg, &opt->max_bytes) == 0)
 			return 0;
 		fprintf(stderr, "receiver: -m %s: not a byte count\n", arg);
+		return -1;
+	case 'M':
+		if (lab3_parse_size(arg, &opt->min_bytes) == 0)
+			return 0;
+		fprintf(stderr, "receiver: --min-size %s: not a byte count\n",
+			arg);
 		return -1;
 	case 'w':
 		opt->window_size_given = 1;
@@ -131,7 +141,8 @@ static int parse_number_option(struct options *opt, int opt_char,
 }
 
 /* check_modes: refuse serving options next to --key-for (only -k goes
- * with it), and any option next to --ledger-summary. */
+ * with it), any option next to --ledger-summary, and a --min-size over
+ * -m. */
 static int check_modes(const struct options *opt, int serving_options)
 {
 	if (opt->key_for != NULL && (serving_options || opt->roster)) {
@@ -140,6 +151,13 @@ static int check_modes(const struct options *opt, int serving_options)
 	}
 	if (opt->keep_failed && opt->out_dir == NULL) {
 		fprintf(stderr, "receiver: --keep-failed needs -o DIR\n");
+		return -1;
+	}
+	if (opt->min_bytes > opt->max_bytes) {
+		fprintf(stderr, "receiver: --min-size %llu is over -m %llu: "
+			"no file would do\n",
+			(unsigned long long)opt->min_bytes,
+			(unsigned long long)opt->max_bytes);
 		return -1;
 	}
 	if (opt->ledger_summary != NULL && (serving_options ||
@@ -160,6 +178,7 @@ static int parse_args(struct options *opt, int argc, char **argv)
 		{ "keep-failed", no_argument, NULL, 'F' },
 		{ "key-for", required_argument, NULL, 'K' },
 		{ "ledger-summary", required_argument, NULL, 'L' },
+		{ "min-size", required_argument, NULL, 'M' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -167,7 +186,7 @@ static int parse_args(struct options *opt, int argc, char **argv)
 
 	while ((opt_char = getopt_long(argc, argv, "a:b:c:hk:l:m:n:o:p:r:t:vw:",
 				       longopts, NULL)) != -1) {
-		if (strchr("almnoptvwF", opt_char) != NULL)
+		if (strchr("almnoptvwFM", opt_char) != NULL)
 			serving_options = 1;
 		switch (opt_char) {
 		case 'a': opt->addr = optarg; break;
@@ -180,7 +199,7 @@ static int parse_args(struct options *opt, int argc, char **argv)
 		case 'v': opt->verbose = 1; break;
 		case 'F': opt->keep_failed = 1; break;
 		case 'p': case 'm': case 'w': case 'n': case 't': case 'c':
-		case 'b':
+		case 'b': case 'M':
 			if (parse_number_option(opt, opt_char, optarg) != 0)
 				return -1;
 			break;
@@ -312,6 +331,33 @@ static int load_secret(struct options *opt, uint8_t secret[LAB3_SECRET_LEN])
 	return 0;
 }
 
+/* remove_partials: the temporary files (.lab3-partial-*) that a receiver
+ * killed mid-session left in DIR, the -o of this one, are nobody's: remove
+ * them, and say how many on stderr.  (Two receivers must not share -o.) */
+static void remove_partials(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	unsigned removed = 0, failed = 0;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, ".lab3-partial-", 14) != 0)
+			continue;
+		if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+			removed++;
+		else
+			failed++;
+	}
+	closedir(d);
+	if (removed + failed > 0)
+		fprintf(stderr, "receiver: -o %s: removed %u partial file%s "
+			"that an earlier run left%s\n", dir, removed,
+			removed == 1 ? "" : "s",
+			failed ? " (some could not be removed)" : "");
+}
+
 /* load_roster: -r: the roster at PATH into *ROSTER; -1 after one line
  * saying why it cannot be read. */
 static int load_roster(const char *path, struct lab3_roster *roster)
@@ -322,6 +368,17 @@ static int load_roster(const char *path, struct lab3_roster *roster)
 		return 0;
 	fprintf(stderr, "receiver: %s\n", err);
 	return -1;
+}
+
+/* print_id: ID as a field of --ledger-summary's rows.  IDs are the
+ * peers': one that a spreadsheet would take for a formula (it starts
+ * with =, +, - or @) gets a ' in front, as the grader's gradebook does.
+ * (The protocol allows no tab or line end in an ID.) */
+static void print_id(const char *id)
+{
+	if (strchr("=+-@", id[0]) != NULL && id[0] != '\0')
+		putchar('\'');
+	fputs(id, stdout);
 }
 
 /* print_rows: --ledger-summary's rows: SUM's IDs, and with a ROSTER (not
@@ -341,11 +398,13 @@ static void print_rows(const struct lab3_ledger_summary *sum,
 			    strcmp(id->id, roster->ids[j]);
 
 		if (order > 0) {	/* on the roster, never seen */
-			printf("%s\tnever\t0\tyes\n", roster->ids[j++]);
+			print_id(roster->ids[j++]);
+			printf("\tnever\t0\tyes\n");
 			never++;
 			continue;
 		}
-		printf("%s\t%s\t%lu", id->id, id->first_success[0] ?
+		print_id(id->id);
+		printf("\t%s\t%lu", id->first_success[0] ?
 		       id->first_success : "never", id->attempts);
 		if (roster != NULL) {
 			printf("\t%s", order == 0 ? "yes" : "NOT ON ROSTER");
@@ -426,6 +485,9 @@ int main(int argc, char **argv)
 		return LAB3_EXIT_USAGE;
 	if (opt.ledger_summary != NULL)
 		return ledger_summary(opt.ledger_summary, opt.roster);
+	/* The secret is about to be in memory: no core file, and no
+	 * ptrace or /proc/PID/mem by other processes of this user. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	status = load_secret(&opt, secret);
 	if (status != 0)
 		return status;
@@ -437,6 +499,8 @@ int main(int argc, char **argv)
 			strerror(errno));
 		return LAB3_EXIT_LOCAL;
 	}
+	if (opt.out_dir != NULL)
+		remove_partials(opt.out_dir);
 	if (opt.ledger != NULL) {
 		ledger_fd = lab3_ledger_open(opt.ledger, err, sizeof(err));
 		if (ledger_fd < 0) {

@@ -55,6 +55,7 @@ enum lab3_rx_phase {
 struct lab3_rx {
 	/* The receiver's settings. */
 	uint64_t max_bytes;		/* longest file it takes */
+	uint64_t min_bytes;		/* shortest (--min-size; 0 if unset) */
 	uint64_t window_size;		/* 1 to LAB3_WINDOW_BYTES_MAX */
 	uint32_t windows;		/* 1 to LAB3_WINDOWS_MAX */
 
@@ -131,6 +132,13 @@ static inline int lab3_rx_take_file_info(struct lab3_rx *rx,
 				      "receiver's limit of %llu bytes",
 				      (unsigned long long)length,
 				      (unsigned long long)rx->max_bytes);
+	/* (A key must prove an RDMA WRITE: see --min-size.) */
+	if (length < rx->min_bytes)
+		return lab3_rx_refuse(rx, LAB3_ERR_TOO_LARGE, why, why_len,
+				      "file of %llu bytes is under the "
+				      "receiver's minimum of %llu bytes",
+				      (unsigned long long)length,
+				      (unsigned long long)rx->min_bytes);
 	rx->nchunks = length / rx->window_size +
 		      (length % rx->window_size != 0 || length == 0);
 	rx->nwindows = rx->nchunks < rx->windows ? (uint32_t)rx->nchunks :

@@ -144,8 +144,8 @@ int lab3_open_checked(int fd, const char *what, const char *path,
 }
 
 /* lab3_load_secret: create the secret on first use; then insist on a
- * regular file only its owner can access, holding exactly the hex digits
- * and a newline. */
+ * regular file only its owner, this process's user, can access, holding
+ * exactly the hex digits and a newline. */
 int lab3_load_secret(const char *path, uint8_t secret[LAB3_SECRET_LEN],
 		     char *err, size_t err_len)
 {
@@ -170,6 +170,14 @@ int lab3_load_secret(const char *path, uint8_t secret[LAB3_SECRET_LEN],
 		snprintf(err, err_len, "secret file %s is readable by others "
 			 "(mode %03o); chmod 600 it", path,
 			 (unsigned)(st.st_mode & 0777));
+		return -EPERM;
+	}
+	/* Its owner may read it, and change its mode: that must be us. */
+	if (st.st_uid != geteuid()) {
+		close(fd);
+		snprintf(err, err_len, "secret file %s belongs to uid %u, not "
+			 "to this receiver's user (uid %u); chown it", path,
+			 (unsigned)st.st_uid, (unsigned)geteuid());
 		return -EPERM;
 	}
 	n = read(fd, hex, sizeof(hex));

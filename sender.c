@@ -168,6 +168,11 @@ int main(int argc, char **argv)
 		printf("secret key: %s\n", key_hex);
 		fflush(stdout);
 		sender_print_summary(&s.opt, &s.times, s.size);
+		/* The key came: the run succeeded, whatever followed. */
+		if (s.conn.error == -EREMOTEIO)
+			fprintf(stderr, "sender: %s: after the key, the "
+				"receiver sent ERROR: %s\n", s.opt.where,
+				s.conn.err);
 	}
 
 	lab3_disconnect(&s.conn);

@@ -182,17 +182,93 @@ static int make_room(struct server *srv)
 	return 1;
 }
 
+/* same_host: whether two peers' names ("198.18.0.1:40152",
+ * "[fd00::1]:7471") are of one address: all but the port. */
+static int same_host(const char *a, const char *b)
+{
+	const char *ca = strrchr(a, ':'), *cb = strrchr(b, ':');
+	size_t la = ca ? (size_t)(ca - a) : strlen(a);
+	size_t lb = cb ? (size_t)(cb - b) : strlen(b);
+
+	return la == lb && strncmp(a, b, la) == 0;
+}
+
+/* places_of: how many of the places in progress PEER's address holds. */
+static int places_of(const struct server *srv, const char *peer)
+{
+	int n = 0;
+
+	for (int i = 0; i < srv->nsessions; i++) {
+		const struct session *s = srv->sessions[i];
+
+		n += s->life < LIFE_CLOSING && s->conn.error == 0 &&
+		     !s->conn.disconnected && same_host(s->peer, peer);
+	}
+	return n;
+}
+
+/* make_room_for: the receiver is full and a sender from PEER asks to
+ * connect.  One address must not keep the others out (OpenSSH's
+ * PerSourceMaxStartups, nginx's limit_conn): if an address holds at least
+ * two places more than PEER's, end the one of its sessions that has
+ * stored the fewest bytes (the newest of those), telling it why.  A class
+ * that comes from one address alone, or from one address each, never
+ * meets it.  Returns 1 if it ended one. */
+static int make_room_for(struct server *srv, const char *peer)
+{
+	struct session *most = NULL, *victim = NULL;
+	int most_places = 0, places = places_of(srv, peer);
+	char why[LAB3_REASON_MAX + 1];
+
+	for (int i = 0; i < srv->nsessions; i++) {
+		struct session *s = srv->sessions[i];
+		int n;
+
+		if (s->life >= LIFE_CLOSING || s->conn.error != 0 ||
+		    s->conn.disconnected)
+			continue;
+		n = places_of(srv, s->peer);
+		if (n > most_places) {
+			most = s;
+			most_places = n;
+		}
+	}
+	if (most == NULL || most_places < places + 2)
+		return 0;
+	for (int i = 0; i < srv->nsessions; i++) {
+		struct session *s = srv->sessions[i];
+
+		if (s->life >= LIFE_CLOSING || s->conn.error != 0 ||
+		    s->conn.disconnected || !same_host(s->peer, most->peer))
+			continue;
+		if (victim == NULL || s->rx.stored < victim->rx.stored ||
+		    (s->rx.stored == victim->rx.stored &&
+		     s->connected_at >= victim->connected_at))
+			victim = s;
+	}
+	snprintf(why, sizeof(why), "ended for a sender from another "
+		 "address: yours held %d of %d places (the per-address share)",
+		 most_places, in_progress(srv));
+	end_early(victim, why);
+	advance(srv, victim);
+	return 1;
+}
+
 /* new_session: a connection request: accept it as a new session, or
- * refuse it when -c sessions are in progress and none can make room. */
+ * refuse it when -c sessions are in progress and none can make room
+ * (an idle one, or one of an address that holds more than its share). */
 static void new_session(struct server *srv, struct rdma_cm_id *id)
 {
 	struct session *s;
+	char peer[sizeof(s->peer)];
 
 	if (srv->stopping) {
 		refuse(srv, id, STOPPING_REASON);
 		return;
 	}
-	if ((in_progress(srv) >= srv->opt->max_sessions && !make_room(srv)) ||
+	lab3_addr_name(id, 1, peer, sizeof(peer));
+	if ((in_progress(srv) >= srv->opt->max_sessions && !make_room(srv) &&
+	     !make_room_for(srv, peer)) ||
 	    srv->nsessions == 2 * MAX_SESSIONS_MAX ||
 	    (s = calloc(1, sizeof(*s))) == NULL) {
 		refuse_busy(srv, id);
@@ -217,7 +293,7 @@ static void new_session(struct server *srv, struct rdma_cm_id *id)
 	};
 	srv->sessions[srv->nsessions++] = s;
 	clock_gettime(CLOCK_MONOTONIC, &s->start);
-	lab3_addr_name(id, 1, s->peer, sizeof(s->peer));
+	snprintf(s->peer, sizeof(s->peer), "%s", peer);
 	if (lab3_accept_request(&srv->listener, id, &s->conn) != 0) {
 		snprintf(s->error, sizeof(s->error), "%s", s->conn.err);
 		finish_session(srv, s);
@@ -278,6 +354,7 @@ static void advance(struct server *srv, struct session *s)
 			lab3_rx_begin(&s->rx, s->opt->max_bytes,
 				      s->opt->window_size,
 				      (uint32_t)s->opt->windows);
+			s->rx.min_bytes = s->opt->min_bytes;
 		} else {
 			snprintf(s->error, sizeof(s->error), "%s",
 				 s->conn.error ? s->conn.err :
@@ -480,16 +557,12 @@ static void served_signals(sigset_t *set)
 	sigaddset(set, SIGHUP);
 }
 
-/* reload_wanted: whether SIGHUP reads the roster again (with -r) or,
- * as for any program without a use for it, stops the receiver. */
-static int reload_wanted;
-
 /* on_signal: the handler of the served signals: ask the serving loop to
- * stop, or to read the roster again; the wait it interrupts returns
- * -EINTR. */
+ * stop, or to read the roster again (SIGHUP: `systemctl reload`, which
+ * must never stop a service); the wait it interrupts returns -EINTR. */
 static void on_signal(int sig)
 {
-	if (sig == SIGHUP && reload_wanted)
+	if (sig == SIGHUP)
 		reload_requested = 1;
 	else
 		stop_requested = 1;
@@ -510,7 +583,8 @@ static void take_pending_signals(void)
 		on_signal(sig);
 }
 
-/* reload_roster: SIGHUP: read the roster again.  Sessions go on; the
+/* reload_roster: SIGHUP: read the roster again (without -r, say that
+ * there is nothing to read).  Sessions go on; the
  * next ID checked meets the new roster.  One that cannot be read is
  * refused, with one line, and the old one stays in force. */
 static void reload_roster(struct server *srv)
@@ -518,6 +592,11 @@ static void reload_roster(struct server *srv)
 	struct lab3_roster fresh;
 	char err[LAB3_ERR_LEN];
 
+	if (srv->opt->roster == NULL) {
+		fprintf(stderr, "receiver: SIGHUP: nothing to read again (no "
+			"-r ROSTER); serving on\n");
+		return;
+	}
 	if (lab3_roster_load(srv->opt->roster, &fresh, err,
 			     sizeof(err)) != 0) {
 		fprintf(stderr, "receiver: SIGHUP: %s; the roster of %zu IDs "
@@ -726,7 +805,7 @@ void leave_queue(struct session *s)
 /* ---- Stop signals, and serving until one comes ---- */
 
 /* install_signal_handlers: SIGINT and SIGTERM end the serving loop,
- * SIGHUP reads the roster again (without one, it ends the loop too).
+ * SIGHUP reads the roster again (without one, it says so, and serves on).
  * They stay blocked except while the receiver waits (see struct
  * lab3_listener), so that one arriving between two waits is not lost:
  * the next wait returns at once.  ORIG receives the mask to wait with. */
@@ -768,7 +847,6 @@ int serve(struct options *opt, const uint8_t *secret, int ledger_fd,
 		snprintf(port, sizeof(port), "%d", LAB3_DEFAULT_PORT);
 		opt->port = port;
 	}
-	reload_wanted = roster != NULL;
 	install_signal_handlers(&wait_mask);
 	listener->wait_sigmask = &wait_mask;
 	if (lab3_listen(listener, opt->addr, opt->port, &bound_port) != 0) {

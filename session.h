@@ -33,6 +33,7 @@ struct options {
 	const char *port;
 	const char *out_dir;
 	uint64_t max_bytes;
+	uint64_t min_bytes;		/* --min-size */
 	uint64_t window_size;
 	int window_size_given;
 	int windows;
@@ -58,6 +59,9 @@ struct window {
 	uint64_t length;		/* and that chunk's length */
 	uint64_t stored;		/* bytes of it hashed and stored */
 	int held;			/* it holds its bytes of the budget */
+	uint64_t *canary;		/* the random word planted at the start
+					 * of each CANARY_STRIDE bytes of its
+					 * chunk (receiver.c) */
 };
 
 /* The budget of window memory that all sessions share (-b): a window
@@ -161,6 +165,7 @@ void free_windows(struct session *s);
 
 /* store.c: the file it saves (-o) and its ledger record (-l). */
 int write_all(int fd, const uint8_t *buf, uint64_t len);
+int check_room(struct session *s);
 int open_tmp_file(struct session *s);
 int sync_file(struct session *s);
 int keep_file(struct session *s);

@@ -3,19 +3,24 @@
  * (built under a temporary name, synced, then linked as DIR/ID/NAME) and
  * its record in the grading ledger (-l).
  */
+#define _GNU_SOURCE	/* renameat2() */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ledger.h"
 #include "secret.h"
 #include "session.h"
+
+#define STORE_RESERVE (1u << 20)	/* bytes kept free on -o's disk */
 
 /* write_all: write LEN bytes at BUF to FD, or return -1. */
 int write_all(int fd, const uint8_t *buf, uint64_t len)
@@ -34,6 +39,28 @@ int write_all(int fd, const uint8_t *buf, uint64_t len)
 		len -= (uint64_t)n;
 	}
 	return 0;
+}
+
+/* check_room: with -o, refuse (RESOURCES) a file that would not fit in
+ * the free space of its disk less STORE_RESERVE, kept for the ledger's
+ * records (and the logs) that share it: a full disk must not stop every
+ * key.  0 when it fits, or when the space cannot be told (the writes
+ * will say). */
+int check_room(struct session *s)
+{
+	struct statvfs st;
+	uint64_t avail;
+
+	if (statvfs(s->opt->out_dir, &st) != 0)
+		return 0;
+	avail = (uint64_t)st.f_bavail * st.f_frsize;
+	if (avail >= STORE_RESERVE && s->rx.length <= avail - STORE_RESERVE)
+		return 0;
+	give_up(s, LAB3_ERR_RESOURCES, "no room to save a file of %llu "
+		"bytes: %llu bytes free, of which the receiver keeps %u",
+		(unsigned long long)s->rx.length, (unsigned long long)avail,
+		STORE_RESERVE);
+	return -1;
 }
 
 /* open_tmp_file: with -o, create the hidden temporary file the chunks are
@@ -89,16 +116,47 @@ static void id_dir_name(const char *id, char out[3 * LAB3_ID_MAX + 1])
 	*out = '\0';
 }
 
+/* rename_new: give the temporary file the name FINAL (of SIZE bytes),
+ * never replacing a file: if FINAL is taken, by an earlier attempt of
+ * the same ID and name, the first of FINAL.2, FINAL.3, ... that is free,
+ * named in FINAL and saved_as too.  0, or an errno. */
+static int rename_new(struct session *s, char *final, size_t size)
+{
+	size_t len = strlen(final), saved_len = strlen(s->saved_as);
+
+	for (unsigned n = 2; n < 10000; n++) {
+		if (renameat2(AT_FDCWD, s->tmp_path, AT_FDCWD, final,
+			      RENAME_NOREPLACE) == 0)
+			return 0;
+		/* (A file system without RENAME_NOREPLACE: NFS, say.) */
+		if ((errno == EINVAL || errno == ENOSYS) &&
+		    link(s->tmp_path, final) == 0) {
+			unlink(s->tmp_path);
+			return 0;
+		}
+		if (errno != EEXIST)
+			return errno;
+		if (snprintf(final + len, size - len, ".%u", n) >=
+		    (int)(size - len) ||
+		    snprintf(s->saved_as + saved_len,
+			     sizeof(s->saved_as) - saved_len, ".%u", n) >=
+		    (int)(sizeof(s->saved_as) - saved_len))
+			return ENAMETOOLONG;
+	}
+	return EEXIST;
+}
+
 /* keep_file: once the session has completed (its key sent), give the
  * verified, synced temporary file its final name, ID/NAME in the -o
  * directory: one directory per student (id_dir_name()), so that two
  * students' files of the same name never meet; NAME is the sender's base
- * name, or sha256-HASHPREFIX without one.  Rename it there and fsync the
- * directories.  A session that fails at any step keeps nothing. */
+ * name, or sha256-HASHPREFIX without one, and never replaces an earlier
+ * file (rename_new()).  Rename it there and fsync the directories.  A
+ * session that fails at any step keeps nothing. */
 int keep_file(struct session *s)
 {
 	char final[PATH_MAX], id_dir[3 * LAB3_ID_MAX + 1];
-	char hex[2 * LAB3_SHA256_LEN + 1];
+	char hex[2 * LAB3_SHA256_LEN + 1], why[LAB3_ERR_LEN];
 	int fd = s->tmp_fd, err;
 
 	s->tmp_fd = -1;
@@ -121,13 +179,19 @@ int keep_file(struct session *s)
 		err = errno;
 		goto out_unlink;
 	}
-	lab3_fsync_parent(final, NULL, 0);
-	final[strlen(final)] = '/';
-	if (rename(s->tmp_path, final) != 0) {
-		err = errno;
+	err = -lab3_fsync_parent(final, why, sizeof(why));
+	if (err != 0)
 		goto out_unlink;
-	}
-	lab3_fsync_parent(final, NULL, 0);
+	final[strlen(final)] = '/';
+	err = rename_new(s, final, sizeof(final));
+	if (err != 0)
+		goto out_unlink;
+	/* Saved, verified, its key sent: a directory that cannot be synced
+	 * now is the disk's failing, said on stderr, not the session's. */
+	if (lab3_fsync_parent(final, why, sizeof(why)) != 0)
+		fprintf(stderr, "receiver: session %u: saved %s, but %s: it "
+			"may not survive a crash\n", s->number, s->saved_as,
+			why);
 	return 0;
 
 out_close:

@@ -20,6 +20,10 @@
  *                0xee), which it must not print: the line then ends
  *                "the sender sent ID, a KEY went back".
  *
+ *   key-then-error  Takes the file, says good, and answers the ID with a
+ *                KEY of EVIL_KEY_BYTEs and, posted right behind it, an
+ *                ERROR.
+ *
  *   refuse-mid-write
  *                Offers one window for the whole file as above, then at
  *                once posts an ERROR (code INTERNAL, reason "evil
@@ -250,6 +254,33 @@ static int bad_verdict(struct evil *e)
 	return wait_hang_up(e, what);
 }
 
+/* A good verdict and a KEY for the ID, then at once an ERROR: the key
+ * has come, so the sender's run has succeeded (it must print the key,
+ * and may say on stderr that an ERROR followed). */
+static int key_then_error(struct evil *e)
+{
+	struct lab3_msg msg, key = { .type = LAB3_MSG_KEY };
+	int ret = take_file(e);
+
+	if (ret == 0)
+		ret = send_verdict(e, LAB3_VERDICT_GOOD);
+	if (ret == 0)
+		ret = recv_type(e, LAB3_MSG_ID, &msg, 0);
+	if (ret != 0)
+		return ret;
+	/* Posted back to back: the two arrive together. */
+	memset(key.key.key, EVIL_KEY_BYTE, LAB3_KEY_LEN);
+	ret = lab3_wait_for_room(&e->conn, 0);
+	if (ret == 0)
+		ret = lab3_post_msg(&e->conn, &key, 0);
+	if (ret != 0)
+		return ret;
+	lab3_send_error(&e->conn, LAB3_ERR_INTERNAL,
+			"evil receiver: an ERROR right after the KEY");
+	snprintf(e->what, sizeof(e->what), "KEY, then ERROR sent");
+	return 0;
+}
+
 /* An ERROR, and the window revoked at once, while the sender writes. */
 static int refuse_mid_write(struct evil *e)
 {
@@ -323,6 +354,7 @@ static int killed_mid_write(struct evil *e)
 
 static const struct evil_mode modes[] = {
 	{ "bad-verdict", bad_verdict },
+	{ "key-then-error", key_then_error },
 	{ "refuse-mid-write", refuse_mid_write },
 	{ "silent", silent },
 	{ "killed-mid-write", killed_mid_write },

@@ -14,7 +14,7 @@
  * other than the two below put the file into one REGION, so for them SIZE
  * must fit one of the receiver's windows.
  *
- * Three modes send the whole file as an honest sender does, through every
+ * Four modes send the whole file as an honest sender does, through every
  * window the receiver offers (REGIONs in file order, one per chunk; each
  * answered with the chunk's RDMA WRITEs and a DONE), and themselves check
  * the one answer the receiver must give:
@@ -31,6 +31,12 @@
  *                (iWARP, where the refusal comes after the WRITE has
  *                completed).  The file must be larger than the receiver's
  *                windows together, or no window comes round.
+ *   unwritten    No RDMA at all: FILE_INFO for SIZE bytes of zeros with
+ *                their SHA-256 (what a window holds that nobody wrote),
+ *                then a DONE for each REGION, and never a WRITE.  The
+ *                receiver must end the session at the first DONE (the
+ *                line then says "the receiver stopped it" and why); a
+ *                verdict, good or bad, is a let-through (exit 3).
  *   dribble      Slowly: DRIBBLE_PAUSE_S seconds of nothing before each
  *                chunk's WRITEs and DONE: never silent for long, but far
  *                slower than any link.  A receiver's rate floor must end
@@ -43,7 +49,9 @@
  *                retries and has one receive posted, announces a file of
  *                LAB3_SEND_DEPTH + 1 windows and sends a DONE for each
  *                chunk without writing a byte.  The receiver's REGIONs
- *                after the first, and its VERDICT, find no receive.  The
+ *                after the first, and its ERROR or VERDICT, find no
+ *                receive.  (Since the receiver's canaries, its first
+ *                DONE ends the session: the send queue no longer fills.)  The
  *                line says how long the receiver took to end the session;
  *                if it still holds it after STARVE_END_S, the exit status
  *                is 3.  The mode never runs longer than STARVE_MAX_S.
@@ -51,8 +59,8 @@
  * Exit status: 0 when it could carry out the misbehaviour, whatever the
  * receiver answered: judging the receiver's reaction is the test's job.
  * 1 means a usage error, 2 that it could not even misbehave, and 3 that
- * the receiver let bad-hash or stale-write through (a good verdict, a
- * write accepted).
+ * the receiver let bad-hash, stale-write or unwritten through (a good
+ * verdict, a write accepted, a DONE taken for bytes never written).
  */
 #include <errno.h>
 #include <poll.h>
@@ -75,6 +83,8 @@
 #define EVIL_ID "evil"
 #define EVIL_EXIT_LET_THROUGH 3		/* the receiver let it through */
 #define DRIBBLE_PAUSE_S 4		/* dribble: between a chunk and DONE */
+#define STARVE_PROBE_BYTES (64u << 20)	/* starve: the probe's file, to learn
+					 * windows up to this size */
 #define STALE_WAIT_MS 2000		/* stale-write: for a refusal */
 #define STARVE_PACE_MS 20		/* starve: between two DONEs */
 #define STARVE_WAIT_MS 10000		/* starve: for a completion */
@@ -496,6 +506,42 @@ static int bad_hash(struct evil *e)
 	return 0;
 }
 
+/* A DONE for each chunk, never a WRITE: only the window's own bytes (all
+ * zeros, if nothing put a canary there) are in it. */
+static int unwritten(struct evil *e)
+{
+	struct lab3_msg info, verdict;
+	uint64_t offset = 0;
+	int ret;
+
+	memset(e->data, 0, e->data_len);
+	file_info(e, e->size, &info);
+	ret = send_msg(e, &info, NULL, 0);
+	while (ret == 0 && offset < e->size) {
+		ret = recv_chunk_region(e, offset);
+		if (ret == 0)
+			ret = send_done(e, e->region.region.length);
+		if (ret == 0)
+			e->chunks++;
+		offset += e->region.region.length;
+	}
+	if (ret == 0)
+		ret = recv_type(e, LAB3_MSG_VERDICT, &verdict);
+	if (ret == -EREMOTEIO) {	/* the receiver's ERROR */
+		snprintf(e->what, sizeof(e->what), "unwritten: the receiver "
+			 "stopped it after %u DONE%s", e->chunks,
+			 plural(e->chunks));
+		return 0;
+	}
+	if (ret != 0)
+		return ret;
+	snprintf(e->what, sizeof(e->what), "unwritten: verdict %s after %u "
+		 "DONEs and no WRITE", verdict.verdict.verdict ==
+		 LAB3_VERDICT_GOOD ? "good" : "bad", e->chunks);
+	e->status = EVIL_EXIT_LET_THROUGH;
+	return 0;
+}
+
 /* await_refusal: after a WRITE that completed, 0 if the connection is
  * still up STALE_WAIT_MS later, else the error that ended it.  Over
  * InfiniBand and RoCE a WRITE completes when the peer acknowledges it, so
@@ -717,7 +763,10 @@ static int starve_end(struct starve *st)
  * first REGION is then one whole window; then hang up. */
 static int starve_probe(struct evil *e, uint64_t *window)
 {
-	int ret = send_info(e, LAB3_WINDOW_BYTES_MAX);
+	/* (Not a window of the largest size: a receiver with -o refuses a
+	 * file its disk has no room for, and the tests' windows are far
+	 * smaller.) */
+	int ret = send_info(e, STARVE_PROBE_BYTES);
 
 	if (ret == 0)
 		ret = recv_type(e, LAB3_MSG_REGION, &e->region);
@@ -824,6 +873,7 @@ static const struct evil_mode modes[] = {
 	{ "gone-after-verdict", gone_after_verdict },
 	{ "bad-hash", bad_hash },
 	{ "stale-write", stale_write },
+	{ "unwritten", unwritten },
 	{ "dribble", dribble },
 	{ "starve", starve },
 };

@@ -1587,6 +1587,41 @@ static void test_shared_secret(const char *dir)
 	unlink(path);
 }
 
+/* test_foreign_secret: a valid secret file of mode 0600 that belongs to
+ * another user is refused: its owner can read it, or make it readable.
+ * (As root only, who can give it away.) */
+static void test_foreign_secret(const char *dir)
+{
+	static const char text[] = "00112233445566778899aabbccddeeff"
+				   "0f1e2d3c4b5a69788796a5b4c3d2e1f0\n";
+	const char *name = "load_secret refuses a file another user owns";
+	char path[PATH_LEN];
+	char err[LAB3_ERR_LEN] = "";
+	uint8_t secret[LAB3_SECRET_LEN];
+	int rc;
+
+	if (geteuid() != 0) {
+		pass("load_secret refuses a file another user owns "
+		     "(skipped: not root)");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/foreign", dir);
+	if (write_file(path, text, sizeof(text) - 1) != 0 ||
+	    chown(path, 65534, 65534) != 0) {
+		fail(name, "cannot write %s: %s", path, strerror(errno));
+		unlink(path);
+		return;
+	}
+	rc = lab3_load_secret(path, secret, err, sizeof(err));
+	if (rc == 0)
+		fail(name, "lab3_load_secret accepted uid 65534's file");
+	else if (strstr(err, "belongs to uid 65534") == NULL)
+		fail(name, "refused (%d) saying '%s'", rc, err);
+	else
+		pass(name);
+	unlink(path);
+}
+
 /* test_load_secret: case group 7, in a scratch directory of its own that
  * must be empty again at the end (no temporary file left behind). */
 static void test_load_secret(void)
@@ -1601,6 +1636,7 @@ static void test_load_secret(void)
 	test_created_secret(dir);
 	test_written_secret(dir);
 	test_shared_secret(dir);
+	test_foreign_secret(dir);
 	expect_load_refused("load_secret refuses \"hello\\n\"", dir,
 			    "hello\n", 6);
 	expect_load_refused("load_secret refuses an empty file", dir, "", 0);
@@ -2256,6 +2292,20 @@ static void test_rx_refusals(void)
 	rx_too_large("rx refuses a 1-byte length sent in host byte order, "
 		     "and says so", RX_MAX, 0x0100000000000000ull,
 		     "72057594037927936", "byte-swapped: 1 (host byte order?)");
+
+	name = "rx refuses 7 bytes under a --min-size of 8, and says so";
+	lab3_rx_begin(&rx, RX_MAX, RX_WINDOW, 4);
+	rx.min_bytes = 8;
+	rx_file_info(&msg, 7);
+	expect_rx_refusal(name, &rx, &msg, LAB3_ERR_TOO_LARGE,
+			  "file of 7 bytes is under the receiver's minimum of "
+			  "8 bytes");
+	name = "rx takes 8 bytes with a --min-size of 8";
+	lab3_rx_begin(&rx, RX_MAX, RX_WINDOW, 4);
+	rx.min_bytes = 8;
+	rx_file_info(&msg, 8);
+	if (rx_take(name, &rx, &msg) == 0)
+		pass(name);
 
 	/* 1048576 = 256 * 4096. */
 	name = "rx takes a file of exactly the limit, 1048576 bytes";

@@ -42,5 +42,37 @@ line=$(tests/evil-sender no-done "$RXE_ADDR" "$RX_PORT") ||
 	fail "no-done: the sender was not told what the receiver waited for: $line"
 expect_summary "verdict none, [0-9.]+ s, failed: $waited\$" "no-done"
 
+# No RDMA at all (unwritten: FILE_INFO for zeros with their hash, then a
+# DONE for the REGION, no WRITE), for a small file and one that fills
+# its window: the receiver's canaries end it at that first DONE, and say
+# where nothing was written.
+unwritten="chunk at offset 0: nothing was written at window offset 0"
+unwritten+=" (a DONE before its RDMA WRITEs, or none?)"
+for size in 5000 1M; do
+	line=$(tests/evil-sender -s "$size" unwritten "$RXE_ADDR" "$RX_PORT") ||
+		fail "unwritten $size: the evil sender: $line"
+	[ "$line" = "evil-sender: unwritten: the receiver stopped it after 1 DONE: $unwritten" ] ||
+		fail "unwritten $size: $line"
+	expect_summary "verdict none, [0-9.]+ s, failed: ${unwritten//[()?]/.}\$" \
+		"unwritten $size"
+	expect_saved_only "$out"
+done
+
+stop_receiver
+expect_status 0 "$RX_STATUS" "receiver after SIGTERM"
+
+# --min-size: a file under it is refused at FILE_INFO (exit 4, saying
+# so); one of its size goes through.
+start_receiver -t 3 --min-size 8 -k "$TEST_TMP/secret" || fail "no receiver"
+SESSION=0
+make_file "$TEST_TMP/seven" 7
+make_file "$TEST_TMP/eight" 8
+run_sender -i small "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/seven"
+expect_sender_fails 4 "refused: file of 7 bytes is under the receiver's minimum of 8 bytes$" \
+	"a 7-byte file to --min-size 8"
+expect_summary "verdict none, .*failed: file of 7 bytes is under" "seven"
+run_sender -i small "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/eight"
+expect_status 0 "$SENDER_STATUS" "an 8-byte file to --min-size 8 ($SENDER_ERR)"
+expect_summary "id small, 8 bytes, verdict good, key sent" "eight"
 stop_receiver
 expect_status 0 "$RX_STATUS" "receiver after SIGTERM"

@@ -37,6 +37,22 @@ case $EVIL_LINE in
 *) fail "tests/evil-receiver bad-verdict: '$EVIL_LINE'" ;;
 esac
 
+# A KEY with an ERROR right behind it (tests/evil-receiver
+# key-then-error): the key has come, so the run succeeded: exit 0 and the
+# key printed, every time (it used to be dropped when both arrived in
+# one batch); the ERROR, if the sender saw it, on stderr.
+key=$(printf 'ee%.0s' $(seq 32))
+for try in 1 2 3 4 5; do
+	run_sender_to_evil key-then-error "$TEST_TMP/small" -i alice
+	expect_status 0 "$SENDER_STATUS" "a KEY, then an ERROR (try $try): $SENDER_ERR"
+	[ "$SENDER_OUT" = "secret key: $key" ] ||
+		fail "a KEY, then an ERROR (try $try): stdout '$SENDER_OUT'"
+	# (stderr: its summary line, and maybe the ERROR's)
+	printf '%s\n' "$SENDER_ERR" | grep -v ", verdict good; hash " |
+		grep -v "after the key, the receiver sent ERROR: evil receiver: an ERROR right after the KEY$" |
+		grep . && fail "a KEY, then an ERROR (try $try): stderr '$SENDER_ERR'"
+done
+
 # A receiver that sends ERROR and at once revokes its window while the
 # sender writes (tests/evil-receiver refuse-mid-write): the sender's
 # WRITEs fail around the time the ERROR arrives, in either order.  It

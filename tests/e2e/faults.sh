@@ -1,7 +1,8 @@
 # Faults in the middle of a transfer: a second sender while a session is
 # in progress is refused as busy and does not disturb it; a sender killed
 # with SIGKILL leaves a receiver that serves the next one; a receiver
-# killed leaves a sender that ends with a clear line within its timeout.
+# killed leaves a sender that ends with a clear line within its timeout,
+# and a partial file that the next receiver on its -o removes, saying so.
 . tests/e2e/lib.sh
 
 make_file "$TEST_TMP/big" 67108864
@@ -27,7 +28,9 @@ start_writing_sender() {
 	exec {fd}<&-
 }
 
-start_receiver -c 1 -k "$TEST_TMP/secret" || fail "no receiver"
+mkdir "$TEST_TMP/out"
+start_receiver -c 1 -o "$TEST_TMP/out" -k "$TEST_TMP/secret" ||
+	fail "no receiver"
 
 # A second sender during a session of a receiver that serves one at a
 # time (-c 1): refused at once as busy, exit 4 (a refusal by the
@@ -83,3 +86,16 @@ wait_within 30 "$TRACE_PID" "the copy of the sender's trace"
 grep -q "^sender: $RXE_ADDR:$RX_PORT: " "$TEST_TMP/a.trace" ||
 	fail "no clear line from the sender: $(tail -n 3 "$TEST_TMP/a.trace")"
 grep "^sender: $RXE_ADDR" "$TEST_TMP/a.trace"
+
+# What the killed receiver was saving is left as a partial file; the next
+# receiver with that -o removes it at its start, with one line.
+ls -A "$TEST_TMP/out" | grep -q '^\.lab3-partial-' ||
+	fail "the killed receiver left no partial file: $(ls -A "$TEST_TMP/out")"
+start_receiver -c 1 -o "$TEST_TMP/out" -k "$TEST_TMP/secret" ||
+	fail "no receiver after the killed one"
+grep -q "^receiver: -o $TEST_TMP/out: removed 1 partial file that an earlier run left$" \
+	"$RX_DIR/stderr" || fail "no line about the partial file: $(cat "$RX_DIR/stderr")"
+ls -A "$TEST_TMP/out" | grep '^\.lab3-partial-' &&
+	fail "a partial file is still there"
+stop_receiver
+expect_status 0 "$RX_STATUS" "the receiver after the killed one, after SIGTERM"

@@ -6,7 +6,8 @@
 #   and the ID added gets its key; a roster that cannot be read is refused
 #   on SIGHUP, with one line, and the old one stays in force;
 # - --ledger-summary -r lists every roster ID, those never seen with no
-#   attempts, and marks the IDs in the ledger that are not on it.
+#   attempts, and marks the IDs in the ledger that are not on it;
+# - without -r, SIGHUP only says so, and the receiver serves on.
 . tests/e2e/lib.sh
 
 roster=$TEST_TMP/roster
@@ -96,3 +97,16 @@ for i in "${!want[@]}"; do
 	[[ ${got[i]:-} == $pattern ]] ||
 		fail "--ledger-summary -r, line $((i + 1)): '${got[i]:-}', expected '${want[i]}'"
 done
+
+# Without -r, SIGHUP (`systemctl reload`) stops nothing: one line says
+# there is nothing to read again, and the receiver serves on.
+start_receiver -k "$TEST_TMP/secret" || fail "no receiver without -r"
+SESSION=0
+kill -HUP "$RX_PID"
+expect_stderr_line "^receiver: SIGHUP: nothing to read again \(no -r ROSTER\); serving on$" \
+	"SIGHUP without -r"
+send after-hup "$TEST_TMP/small.bin"
+expect_status 0 "$SENDER_STATUS" "a sender after SIGHUP without -r ($SENDER_ERR)"
+expect_summary "id after-hup, .*verdict good, key sent" "after SIGHUP without -r"
+stop_receiver
+expect_status 0 "$RX_STATUS" "the receiver without -r, after SIGHUP and SIGTERM"

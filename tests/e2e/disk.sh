@@ -1,0 +1,40 @@
+# A full disk takes no key away (over the bed, as root: a tmpfs of 12 MiB
+# holds -o and -l): four senders of 5 MiB one after the other; each gets
+# its key, or an ERROR (exit 4) that names the lack of room; the
+# receiver keeps 1 MiB free for the ledger, which records all four
+# attempts; two good transfers under one ID and name keep both files.
+. tests/e2e/lib.sh
+
+disk=$TEST_TMP/disk
+mkdir "$disk"
+mount -t tmpfs -o size=12m tmpfs "$disk" || fail "cannot mount a tmpfs on $disk"
+# shellcheck disable=SC2064 # the path now
+trap "umount '$disk' 2>/dev/null; rm -rf '$TEST_TMP'" EXIT
+mkdir "$disk/out"
+start_receiver -o "$disk/out" -l "$disk/ledger" -k "$TEST_TMP/secret" ||
+	fail "no receiver"
+make_file "$TEST_TMP/five" $((5 << 20))
+keys=0 refused=0
+for i in 1 2 3 4; do
+	run_sender -i student "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/five"
+	case $SENDER_STATUS in
+	0)	keys=$((keys + 1))
+		expect_summary "id student, 5242880 bytes, verdict good, key sent, saved as student/five$([ "$keys" -gt 1 ] && echo ".$keys")," \
+			"sender $i" ;;
+	4)	refused=$((refused + 1))
+		expect_sender_fails 4 "refused: no room to save a file of 5242880 bytes: [0-9]+ bytes free, of which the receiver keeps 1048576$" \
+			"sender $i, short of room"
+		expect_summary "verdict none, .*failed: no room to save" "sender $i" ;;
+	*)	fail "sender $i: exit status $SENDER_STATUS ($SENDER_ERR)" ;;
+	esac
+done
+echo "$keys keys, $refused refused for room"
+[ "$keys" -eq 2 ] && [ "$refused" -eq 2 ] ||
+	fail "$keys keys and $refused refusals, expected 2 and 2"
+cmp "$TEST_TMP/five" "$disk/out/student/five" &&
+	cmp "$TEST_TMP/five" "$disk/out/student/five.2" ||
+	fail "the two files saved under one ID and name are not both kept"
+[ "$(wc -l <"$disk/ledger")" -eq 4 ] ||
+	fail "the ledger has $(wc -l <"$disk/ledger") records, expected 4"
+stop_receiver
+expect_status 0 "$RX_STATUS" "the receiver after SIGTERM"

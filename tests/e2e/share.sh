@@ -1,0 +1,57 @@
+# One address cannot hold the class server (the per-address share), over
+# the bed, which gives this host two addresses: its IPv4 one and its IPv6
+# one.  Four slow senders from the IPv4 address (tests/evil-sender
+# dribble: a chunk every 4 s) take every place of a receiver with -c 4;
+# a fifth from that address is refused as busy; an honest sender from
+# the IPv6 address, with --wait, gets its key at once: the slow session
+# that had stored the least is ended, and told why.
+. tests/e2e/lib.sh
+
+[ -n "${RXE_ADDR6:-}" ] || fail "RXE_ADDR6 is not set: the bed gave no IPv6 address"
+start_receiver -v -c 4 -w 64K -n 2 -b 1M -k "$TEST_TMP/secret" || fail "no receiver"
+pids=()
+for i in 1 2 3 4; do
+	tests/evil-sender -s 1M dribble "$RXE_ADDR" "$RX_PORT" \
+		>"$TEST_TMP/dribble$i" &
+	pids+=($!)
+done
+# Wait (polled: no event to block on; at most 30 s) until all four are
+# writing their files.
+for _ in $(seq 300); do
+	writing=$(grep "state RECV_DONE" "$RX_DIR/stderr" |
+		grep -o "session [0-9]*:" | sort -u | wc -l)
+	[ "$writing" -ge 4 ] && break
+	sleep 0.1
+done
+[ "$writing" -ge 4 ] || fail "the four slow sessions did not start ($writing)"
+
+make_file "$TEST_TMP/one" 100000
+run_sender -t 5 -i fifth "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/one"
+expect_sender_fails 4 "receiver busy with 4 other sessions" \
+	"a fifth sender from the address that holds every place"
+
+start=$SECONDS
+run_sender -t 10 --wait 60 -i other "$RXE_ADDR6" "$RX_PORT" "$TEST_TMP/one"
+expect_status 0 "$SENDER_STATUS" "a sender from the other address ($SENDER_ERR)"
+want=$(./receiver -k "$TEST_TMP/secret" --key-for other)
+[ "$SENDER_OUT" = "secret key: ${want#*: }" ] ||
+	fail "the sender from the other address: '$SENDER_OUT'"
+echo "the sender from the other address got its key in $((SECONDS - start)) s"
+[ $((SECONDS - start)) -le 20 ] ||
+	fail "the sender from the other address waited $((SECONDS - start)) s"
+ended=0 served=0
+for _ in 1 2; do
+	line=$(next_line 30) || fail "fewer than 2 summary lines"
+	echo "$line"
+	case $line in
+	*"failed: ended for a sender from another address: yours held 4 of 4 places (the per-address share)") ended=1 ;;
+	*"id other, 100000 bytes, verdict good, key sent"*) served=1 ;;
+	*) fail "unexpected summary: $line" ;;
+	esac
+done
+[ "$ended$served" = 11 ] || fail "no slow session ended for the other sender"
+stop_receiver
+expect_status 0 "$RX_STATUS" "the receiver after SIGTERM"
+for pid in "${pids[@]}"; do
+	wait_within 60 "$pid" "a slow sender"
+done
