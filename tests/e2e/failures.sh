@@ -42,7 +42,7 @@ esac
 # key printed, every time (it used to be dropped when both arrived in
 # one batch); the ERROR, if the sender saw it, on stderr.
 key=$(printf 'ee%.0s' $(seq 32))
-for try in 1 2 3 4 5; do
+for try in $(seq 10); do
 	run_sender_to_evil key-then-error "$TEST_TMP/small" -i alice
 	expect_status 0 "$SENDER_STATUS" "a KEY, then an ERROR (try $try): $SENDER_ERR"
 	[ "$SENDER_OUT" = "secret key: $key" ] ||
