@@ -87,15 +87,12 @@ static int parse_number_option(struct options *opt, int opt_char,
 		fprintf(stderr, "receiver: -p %s: not a port number\n", arg);
 		return -1;
 	case 'm':
-		if (lab3_parse_size(arg, &opt->max_bytes) == 0)
-			return 0;
-		fprintf(stderr, "receiver: -m %s: not a byte count\n", arg);
-		return -1;
 	case 'M':
-		if (lab3_parse_size(arg, &opt->min_bytes) == 0)
+		if (lab3_parse_size(arg, opt_char == 'm' ? &opt->max_bytes :
+				    &opt->min_bytes) == 0)
 			return 0;
-		fprintf(stderr, "receiver: --min-size %s: not a byte count\n",
-			arg);
+		fprintf(stderr, "receiver: %s %s: not a byte count\n",
+			opt_char == 'm' ? "-m" : "--min-size", arg);
 		return -1;
 	case 'w':
 		opt->window_size_given = 1;
