@@ -1,7 +1,8 @@
 /*
  * tests/unit.c - unit tests of the wire protocol and the receiver's rules
  * (protocol.h) and of the hashes, the secret key, the command-line
- * parsers and the grading ledger (common.c).  No RDMA device is used.
+ * parsers, the grading ledger and a connection's message bookkeeping
+ * (common.c).  No RDMA device is used.
  *
  * Each case prints "ok - NAME" or "not ok - NAME: detail"; the last line is
  * "N passed, N failed", and the exit status is 1 when any case failed.
@@ -24,6 +25,7 @@
 #include "../common.h"
 #include "../json.h"
 #include "../ledger.h"
+#include "../listener.h"
 #include "../roster.h"
 #include "../rules.h"
 #include "../secret.h"
@@ -3286,6 +3288,45 @@ static void test_tx_refusals(void)
 		  LAB3_ERR_PROTOCOL, LAB3_TX_ENDED);
 }
 
+/* test_key_then_error: a peer that sends a KEY and at once an ERROR: the
+ * ERROR's receive completion can come before the completion of our own
+ * ID's SEND.  The connection (no device: only its bookkeeping) must give
+ * the KEY first, flush must not fail on the ERROR meanwhile, and the
+ * ERROR comes after the KEY. */
+static void test_key_then_error(void)
+{
+	const char *name = "conn: a KEY, then the peer's ERROR, before our "
+			   "SEND's completion: flush 0, the KEY, the ERROR";
+	struct lab3_conn c = {
+		.prog = "unit",
+		.error = -EREMOTEIO,
+		.ninbox = 1,
+		.credits = LAB3_SEND_DEPTH - 1,
+	};
+	struct lab3_msg m;
+	int flushed, got, after;
+
+	c.inbox[0].type = LAB3_MSG_KEY;
+	flushed = lab3_try_flush(&c);
+	got = lab3_try_recv_msg(&c, &m);
+	after = lab3_try_recv_msg(&c, &m);
+	if (flushed != 0 || got != 0 || m.type != LAB3_MSG_KEY ||
+	    after != -EREMOTEIO)
+		fail(name, "flush %d, first read %d (type %d), then %d; "
+		     "expected 0, 0 (KEY), %d", flushed, got, m.type, after,
+		     -EREMOTEIO);
+	else
+		pass(name);
+	c.credits = LAB3_SEND_DEPTH - 1;
+	flushed = lab3_try_flush(&c);
+	if (flushed != -EREMOTEIO)
+		fail("conn: the peer's ERROR with nothing left to read fails "
+		     "a flush", "flush %d, expected %d", flushed, -EREMOTEIO);
+	else
+		pass("conn: the peer's ERROR with nothing left to read fails "
+		     "a flush");
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -3303,6 +3344,7 @@ int main(void)
 	test_tx_refusals();
 	test_ledger();
 	test_roster();
+	test_key_then_error();
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed == 0 ? 0 : 1;
 }
