@@ -901,20 +901,40 @@ int lab3_wait_for_bytes(const struct lab3_conn *conn, uint64_t bytes)
 
 /* ---- Messages ---- */
 
-/* lab3_recv_msg: see common.h.  The connection's error comes first (a
- * peer's ERROR ends it at once, whatever was queued before); the peer's
- * hang-up comes after the messages it sent. */
-int lab3_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg, int wait_ms)
+/* keep_trying: TRY (a try_recv() or a try_flush()) until it is not
+ * -EAGAIN, with a wait of up to WAIT_MS between tries.  A wait that ends
+ * in the connection's error gives TRY one more look: what the peer sent
+ * before its ERROR or its hang-up (a KEY, say) may have come in the same
+ * wait, and is still the answer. */
+static int keep_trying(struct lab3_conn *conn,
+		       int (*try)(struct lab3_conn *, struct lab3_msg *),
+		       struct lab3_msg *msg, int wait_ms)
 {
 	for (;;) {
-		int ret = lab3_try_recv_msg(conn, msg);
+		int ret = try(conn, msg), waited;
 
 		if (ret != -EAGAIN)
 			return ret;
-		ret = lab3_wait(conn, wait_ms);
-		if (ret != 0)
-			return ret;
+		waited = lab3_wait(conn, wait_ms);
+		if (waited != 0) {
+			ret = try(conn, msg);
+			return ret == -EAGAIN ? waited : ret;
+		}
 	}
+}
+
+/* try_flush: lab3_try_flush() in keep_trying()'s shape. */
+static int try_flush(struct lab3_conn *conn, struct lab3_msg *unused)
+{
+	(void)unused;
+	return lab3_try_flush(conn);
+}
+
+/* lab3_recv_msg: see common.h.  The messages the peer sent come first,
+ * then its ERROR or its hang-up (see lab3_try_recv_msg()). */
+int lab3_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg, int wait_ms)
+{
+	return keep_trying(conn, lab3_try_recv_msg, msg, wait_ms);
 }
 
 /* lab3_try_recv_msg: see listener.h. */
@@ -940,15 +960,7 @@ int lab3_try_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg)
 /* lab3_flush: see common.h. */
 int lab3_flush(struct lab3_conn *conn, int wait_ms)
 {
-	for (;;) {
-		int ret = lab3_try_flush(conn);
-
-		if (ret != -EAGAIN)
-			return ret;
-		ret = lab3_wait(conn, wait_ms);
-		if (ret != 0)
-			return ret;
-	}
+	return keep_trying(conn, try_flush, NULL, wait_ms);
 }
 
 /* lab3_try_flush: see listener.h. */

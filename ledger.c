@@ -83,6 +83,8 @@ int lab3_ledger_format(const struct lab3_ledger_record *rec, char *buf,
 	line_put(&l, rec->key_sent ? "true" : "false");
 	line_put(&l, ",\"error\":");
 	line_string(&l, rec->error);
+	line_put(&l, ",\"saved_as\":");
+	line_string(&l, rec->saved_as);
 	line_put(&l, "}");
 	if (l.len >= size)
 		return -1;
@@ -294,11 +296,12 @@ static int parse_file(struct cursor *c)
 	return 0;
 }
 
-/* parse_outcome: the fields verdict, key_sent and error, and the end of
- * the line.  A key goes only with a good verdict and an ID. */
+/* parse_outcome: the fields verdict, key_sent, error and saved_as (not
+ * in older ledgers), and the end of the line.  A key goes only with a
+ * good verdict and an ID. */
 static int parse_outcome(struct cursor *c, struct lab3_ledger_entry *e)
 {
-	char verdict[8], error[LAB3_LEDGER_LINE_MAX];
+	char verdict[8], error[LAB3_LEDGER_LINE_MAX], saved[1024];
 	int verdict_null;
 
 	if (take(c, ",\"verdict\":") != 0)
@@ -323,8 +326,12 @@ static int parse_outcome(struct cursor *c, struct lab3_ledger_entry *e)
 	if (e->key_sent && (e->verdict != LAB3_VERDICT_GOOD || e->id[0] == 0))
 		return -1;
 	if (take(c, ",\"error\":") != 0 ||
-	    take_string(c, error, sizeof(error)) < 0 ||
-	    take(c, "}") != 0 || c->p != c->end)
+	    take_string(c, error, sizeof(error)) < 0)
+		return -1;
+	if (take(c, ",\"saved_as\":") == 0 &&
+	    take_string(c, saved, sizeof(saved)) < 0)
+		return -1;
+	if (take(c, "}") != 0 || c->p != c->end)
 		return -1;
 	return 0;
 }

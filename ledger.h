@@ -19,10 +19,13 @@
  *   {"time":"2026-11-22T20:31:05Z","peer":"198.18.0.2:49152",
  *    "id":"student42","file":"report.pdf","bytes":4194304,
  *    "sha256":"<64 hex digits>","verdict":"good","key_sent":true,
- *    "error":null}
+ *    "error":null,"saved_as":"student42/report.pdf"}
  *
- * (on one line).  id, file, bytes, sha256, verdict and error may be null.
- * The key itself is never written.
+ * (on one line).  id, file, bytes, sha256, verdict, error and saved_as
+ * may be null.  saved_as is where, under -o, the file was saved (a
+ * second file of one ID and name is NAME.2, and so on); ledgers written
+ * before it existed end after error, and are read as well.  The key
+ * itself is never written.
  */
 #define LAB3_LEDGER_LINE_MAX 8192	/* longest line a ledger may hold */
 #define LAB3_TIME_LEN 21		/* "2026-11-22T20:31:05Z" and a NUL */
@@ -40,6 +43,7 @@ struct lab3_ledger_record {
 	int verdict;			/* enum lab3_verdict, or -1: none */
 	int key_sent;			/* the key was released */
 	const char *error;		/* NULL or "": the session did not fail */
+	const char *saved_as;		/* NULL or "": no file saved */
 };
 
 /* Write the line for REC, without its newline, and a NUL into BUF of SIZE

@@ -160,10 +160,7 @@ static int recv_file_info(struct session *s)
 	}
 	if (judge(s, &msg) != 0)
 		return -1;
-	/* From now on the file's bytes must keep coming (RATE_FLOOR). */
-	s->limit = LIMIT_RATE;
-	s->limit_at = lab3_now_ms() + RATE_GRACE_S * 1000LL +
-		      (long long)(s->rx.length / (RATE_FLOOR / 1000));
+	start_rate_floor(s);	/* from now on the bytes must keep coming */
 	return setup_windows(s);
 }
 
@@ -275,6 +272,7 @@ static int store_chunk(struct session *s)
 		sync_file_range(s->tmp_fd, (off64_t)(w->offset + w->stored),
 				(off64_t)len, SYNC_FILE_RANGE_WRITE);
 	w->stored += len;
+	s->bytes_stored += len;
 	if (w->stored < w->length)
 		return STEP_YIELD;
 	w->stored = 0;
@@ -346,9 +344,10 @@ static int recv_id(struct session *s)
 }
 
 /* send_key: step 6, KEY: HMAC-SHA256(secret, ID) for the ID just received.
- * With -l, the ledger's record of the session is written and synced first:
- * a crash in between may lose a key that the ledger lists, but can never
- * release one that it does not.  No record, no key. */
+ * With -o, the verified file gets its final name first (the record names
+ * it); with -l, the ledger's record of the session is written and synced
+ * then: a crash in between may lose a key that the ledger lists, but can
+ * never release one that it does not.  No saved file, no record: no key. */
 static int send_key(struct session *s)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_KEY };
@@ -363,6 +362,11 @@ static int send_key(struct session *s)
 		if (lab3_key_for_id(s->secret, s->id, msg.key.key) != 0)
 			return give_up(s, LAB3_ERR_INTERNAL,
 				       "cannot compute the key");
+		if (s->tmp_fd >= 0 && keep_file(s) != 0) {
+			lab3_post_error(&s->conn, LAB3_ERR_INTERNAL, "the "
+					"receiver could not save the file");
+			return -1;
+		}
 		if (s->ledger_fd >= 0 &&
 		    record_session(s, 1, s->error, sizeof(s->error)) != 0) {
 			lab3_post_error(&s->conn, LAB3_ERR_INTERNAL, "the "
@@ -386,8 +390,6 @@ static int send_key(struct session *s)
 		return conn_failed(s, ret);
 	s->key_sent = 1;
 	lab3_rx_key_sent(&s->rx);
-	if (s->tmp_fd >= 0 && keep_file(s) != 0)
-		return -1;
 	return ret != 0 ? STEP_OVER : 0;
 }
 

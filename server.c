@@ -387,23 +387,107 @@ static void wake(struct server *srv, struct session *s)
 	advance(srv, s);
 }
 
-/* end_by_limit: S ran into its limit (end_early()). */
-static void end_by_limit(struct session *s)
+/* ---- The limits: the handshake, the rate floor ---- */
+
+/* start_rate_floor: S's FILE_INFO came: from now on its file must move
+ * at RATE_FLOOR at least, over any interval of RATE_INTERVAL_S (or of
+ * two windows at the floor, if longer: bytes count once a chunk is
+ * stored), after the first such interval.  See rate_check(). */
+void start_rate_floor(struct session *s)
+{
+	long long now = lab3_now_ms();
+	uint64_t two_windows = 2 * window_bytes(s) / (RATE_FLOOR / 1000);
+
+	s->rate_interval_ms = RATE_INTERVAL_S * 1000LL;
+	if (two_windows > (uint64_t)s->rate_interval_ms)
+		s->rate_interval_ms = (long long)two_windows;
+	s->marks[0] = (struct rate_mark){ .at = now, .bytes = 0 };
+	s->nmarks = 1;
+	s->limit = LIMIT_RATE;
+	s->limit_at = now + s->rate_interval_ms;
+}
+
+/* queued_idle: S waits for window memory with no chunk of its own in
+ * flight: the receiver holds it up, not its sender. */
+static int queued_idle(const struct session *s)
+{
+	const struct window_budget *b = s->budget;
+
+	if (s->rx.offered > s->rx.stored)
+		return 0;
+	for (int i = 0; i < b->nqueue; i++)
+		if (b->queue[i] == s)
+			return 1;
+	return 0;
+}
+
+/* rate_check: S's rate floor is looked at (every sixth of its interval):
+ * mark what it has stored, and judge the bytes since the newest mark at
+ * least an interval old, allowing for the one window still on its way.
+ * A wait for window memory starts the interval again.  Returns 0 while
+ * it keeps up, or -1 with WHY filled. */
+static int rate_check(struct session *s, long long now, char *why,
+		      size_t why_len)
+{
+	const struct rate_mark *from = NULL;
+	uint64_t moved, floor;
+
+	if (queued_idle(s))
+		s->nmarks = 0;
+	if (s->nmarks == RATE_MARKS)
+		memmove(&s->marks[0], &s->marks[1],
+			--s->nmarks * sizeof(s->marks[0]));
+	s->marks[s->nmarks++] = (struct rate_mark){ now, s->bytes_stored };
+	s->limit_at = now + s->rate_interval_ms / 6;
+	for (int i = 0; i < s->nmarks; i++)
+		if (now - s->marks[i].at >= s->rate_interval_ms)
+			from = &s->marks[i];
+	if (from == NULL)
+		return 0;
+	moved = s->bytes_stored - from->bytes;
+	floor = (uint64_t)(now - from->at) * (RATE_FLOOR / 1000);
+	if (moved + window_bytes(s) >= floor)
+		return 0;
+	snprintf(why, why_len, "too slow: %llu bytes stored in the last %u s "
+		 "(the rate floor: 1 MiB/s over any %u s)",
+		 (unsigned long long)moved, (unsigned)((now - from->at) / 1000),
+		 (unsigned)(s->rate_interval_ms / 1000));
+	return -1;
+}
+
+/* limit_due: when S's limit is next looked at, or 0: none is running. */
+static long long limit_due(const struct session *s)
+{
+	if (s->life != LIFE_RUNNING || s->limit == LIMIT_NONE ||
+	    s->conn.error != 0)
+		return 0;
+	return s->limit_at;
+}
+
+/* next_due: when the serving loop must come back to S: its deadline or
+ * its limit, whichever is first, or 0: neither. */
+static long long next_due(const struct session *s)
+{
+	long long limit = limit_due(s);
+
+	if (s->deadline == 0 || (limit != 0 && limit < s->deadline))
+		return limit;
+	return s->deadline;
+}
+
+/* check_limit: S's limit is due: the handshake limit ends it; the rate
+ * floor ends it when it fell under.  Returns 1 if it ended S. */
+static int check_limit(struct session *s, long long now)
 {
 	char why[LAB3_REASON_MAX + 1];
-	double seconds = (double)(lab3_now_ms() - s->connected_at) / 1000;
 
 	if (s->limit == LIMIT_HANDSHAKE)
 		snprintf(why, sizeof(why), "no FILE_INFO within %d s of "
 			 "connecting (the handshake limit)", HANDSHAKE_S);
-	else
-		snprintf(why, sizeof(why), "too slow: %llu of %llu bytes in "
-			 "%.0f s (the rate floor: 1 MiB/s after %d s)",
-			 (unsigned long long)(s->rx.stored *
-					      s->rx.window_size),
-			 (unsigned long long)s->rx.length, seconds,
-			 RATE_GRACE_S);
+	else if (rate_check(s, now, why, sizeof(why)) == 0)
+		return 0;
 	end_early(s, why);
+	return 1;
 }
 
 /* end_early: a limit ends S before its sender is done: WHY is the
@@ -444,9 +528,12 @@ static void end_silence(struct session *s)
  * session stops waiting. */
 static void expire(struct server *srv, struct session *s)
 {
-	if (s->life == LIFE_RUNNING && s->limit != LIMIT_NONE &&
-	    lab3_now_ms() >= s->limit_at && s->conn.error == 0)
-		end_by_limit(s);
+	long long now = lab3_now_ms(), limit = limit_due(s);
+
+	if (limit != 0 && now >= limit && check_limit(s, now))
+		;	/* ended by its limit */
+	else if (s->deadline == 0 || now < s->deadline)
+		return;	/* the rate floor was looked at, and met */
 	else if (s->life == LIFE_RUNNING && s->room_wait &&
 		 s->conn.credits == 0 && s->conn.error == 0 &&
 		 !s->conn.disconnected)
@@ -524,8 +611,8 @@ static int wait_for_events(struct server *srv, const sigset_t *wait_mask)
 
 		fds[1 + i] = (struct pollfd){ .fd = lab3_conn_fd(&s->conn),
 					      .events = POLLIN };
-		if (s->deadline != 0 && (next < 0 || s->deadline < next))
-			next = s->deadline;
+		if (next_due(s) != 0 && (next < 0 || next_due(s) < next))
+			next = next_due(s);
 		if (s->woken)
 			next = now;	/* its turn came: do not sleep */
 	}
@@ -650,8 +737,8 @@ static int serve_loop(struct server *srv, const sigset_t *wait_mask)
 			if (s->woken) {
 				s->woken = 0;
 				wake(srv, s);
-			} else if (s->deadline != 0 &&
-				   lab3_now_ms() >= s->deadline) {
+			} else if (next_due(s) != 0 &&
+				   lab3_now_ms() >= next_due(s)) {
 				expire(srv, s);
 			}
 		}
@@ -722,12 +809,10 @@ int wait_for_room(struct session *s)
 }
 
 /* set_deadline: when the session's wait runs out: after its silence
- * (wait_ms from now), or at its limit if that comes first. */
+ * (wait_ms from now).  Its limit is looked at apart (next_due()). */
 void set_deadline(struct session *s)
 {
 	s->deadline = lab3_now_ms() + s->wait_ms;
-	if (s->limit != LIMIT_NONE && s->limit_at < s->deadline)
-		s->deadline = s->limit_at;
 }
 
 /* ---- The window budget (-b) ---- */
@@ -753,7 +838,7 @@ int wait_for_budget(struct session *s)
 	join_queue(s);
 	s->waiting = 1;
 	s->room_wait = 0;
-	s->deadline = s->limit != LIMIT_NONE ? s->limit_at : 0;
+	s->deadline = 0;
 	return STEP_WAIT;
 }
 

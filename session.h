@@ -21,8 +21,12 @@
  * of -c) for long without doing its part.  No honest sender on any RDMA
  * link comes near them; each names itself when it ends a session. */
 #define HANDSHAKE_S 10		/* FILE_INFO within this of connecting */
-#define RATE_FLOOR (1u << 20)	/* bytes a second the file must average, */
-#define RATE_GRACE_S 30		/* counted from FILE_INFO, after this */
+#define RATE_FLOOR (1u << 20)	/* bytes a second a file must move, */
+#define RATE_INTERVAL_S 30	/* over any interval this long (or two
+				 * windows at the floor, if longer), after
+				 * the first one from FILE_INFO */
+#define RATE_MARKS 8		/* bytes stored, looked at 6 times an
+				 * interval: rate_check() in server.c */
 #define IDLE_EVICT_MS 1000	/* a full receiver ends a session that has
 				 * sent no FILE_INFO for this long, to take
 				 * a new sender */
@@ -86,7 +90,13 @@ enum session_life {
 enum session_limit {
 	LIMIT_NONE,
 	LIMIT_HANDSHAKE,	/* FILE_INFO within HANDSHAKE_S */
-	LIMIT_RATE,		/* the file within its RATE_FLOOR time */
+	LIMIT_RATE,		/* RATE_FLOOR over the last interval */
+};
+
+/* The bytes a session had stored at one moment (the rate floor). */
+struct rate_mark {
+	long long at;			/* ms */
+	uint64_t bytes;
 };
 
 /* One session: one sender, from connection to disconnection. */
@@ -132,8 +142,13 @@ struct session {
 	int room_wait;			/* ... for room in the send queue */
 	long long connected_at;		/* ms: the connection was made (or
 					 * requested, while LIFE_ACCEPTING) */
-	long long limit_at;		/* ms: its limit runs out; 0: none */
+	long long limit_at;		/* ms: its limit runs out (or, for
+					 * the rate floor, is looked at) */
 	enum session_limit limit;	/* which limit that is */
+	uint64_t bytes_stored;		/* of its file, so far */
+	struct rate_mark marks[RATE_MARKS];	/* the last ones, oldest 1st */
+	int nmarks;
+	long long rate_interval_ms;	/* the floor's interval */
 	int woken;			/* its connection moved */
 	int key_posted;			/* step 6's KEY is on its way */
 	int key_completed;		/* and its SEND has completed */
@@ -178,6 +193,7 @@ int record_session(struct session *s, int key_sent, char *err,
 int wait_for_peer(struct session *s, int wait_ms);
 int wait_for_room(struct session *s);
 void set_deadline(struct session *s);
+void start_rate_floor(struct session *s);
 int take_budget(struct session *s, uint64_t bytes);
 int wait_for_budget(struct session *s);
 void give_back(struct session *s, struct window *w);

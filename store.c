@@ -146,13 +146,13 @@ static int rename_new(struct session *s, char *final, size_t size)
 	return EEXIST;
 }
 
-/* keep_file: once the session has completed (its key sent), give the
- * verified, synced temporary file its final name, ID/NAME in the -o
- * directory: one directory per student (id_dir_name()), so that two
- * students' files of the same name never meet; NAME is the sender's base
- * name, or sha256-HASHPREFIX without one, and never replaces an earlier
- * file (rename_new()).  Rename it there and fsync the directories.  A
- * session that fails at any step keeps nothing. */
+/* keep_file: once the session has earned its key (before it goes: see
+ * send_key()), give the verified, synced temporary file its final name,
+ * ID/NAME in the -o directory: one directory per student (id_dir_name()),
+ * so that two students' files of the same name never meet; NAME is the
+ * sender's base name, or sha256-HASHPREFIX without one, and never
+ * replaces an earlier file (rename_new()).  Rename it there and fsync the directories.  A
+ * session that fails before its ID is accepted keeps nothing. */
 int keep_file(struct session *s)
 {
 	char final[PATH_MAX], id_dir[3 * LAB3_ID_MAX + 1];
@@ -186,8 +186,8 @@ int keep_file(struct session *s)
 	err = rename_new(s, final, sizeof(final));
 	if (err != 0)
 		goto out_unlink;
-	/* Saved, verified, its key sent: a directory that cannot be synced
-	 * now is the disk's failing, said on stderr, not the session's. */
+	/* Saved and verified: a directory that cannot be synced now is the
+	 * disk's failing, said on stderr, not the session's. */
 	if (lab3_fsync_parent(final, why, sizeof(why)) != 0)
 		fprintf(stderr, "receiver: session %u: saved %s, but %s: it "
 			"may not survive a crash\n", s->number, s->saved_as,
@@ -251,6 +251,7 @@ int record_session(struct session *s, int key_sent, char *err,
 		.verdict = s->has_verdict ? s->rx.verdict : -1,
 		.key_sent = key_sent,
 		.error = s->error,
+		.saved_as = s->saved_as,
 	};
 	int ret;
 

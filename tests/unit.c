@@ -2511,7 +2511,8 @@ static const char ledger_good_line[] =
 	"{\"time\":\"" LEDGER_TIME_TEXT "\",\"peer\":\"198.18.0.2:49152\","
 	"\"id\":\"student42\",\"file\":\"report.pdf\",\"bytes\":4194304,"
 	"\"sha256\":\"" SHA256_ABC "\",\"verdict\":\"good\","
-	"\"key_sent\":true,\"error\":null}";
+	"\"key_sent\":true,\"error\":null,"
+	"\"saved_as\":\"student42/report.pdf\"}";
 
 /* ledger_good_record: the record ledger_good_line holds. */
 static struct lab3_ledger_record ledger_good_record(uint8_t *sha256)
@@ -2527,6 +2528,7 @@ static struct lab3_ledger_record ledger_good_record(uint8_t *sha256)
 		.verdict = LAB3_VERDICT_GOOD,
 		.key_sent = 1,
 		.error = "",
+		.saved_as = "student42/report.pdf",
 	};
 
 	from_hex(SHA256_ABC, sha256);
@@ -2578,7 +2580,7 @@ static void test_ledger_format(void)
 		      "\"peer\":\"198.18.0.2:49153\",\"id\":null,"
 		      "\"file\":null,\"bytes\":null,\"sha256\":null,"
 		      "\"verdict\":null,\"key_sent\":false,"
-		      "\"error\":\"the sender gave up: no\"}");
+		      "\"error\":\"the sender gave up: no\",\"saved_as\":null}");
 
 	rec.id = "a\"b\\c";
 	rec.file = NULL;
@@ -2586,6 +2588,7 @@ static void test_ledger_format(void)
 	rec.verdict = LAB3_VERDICT_BAD;
 	rec.key_sent = 0;
 	rec.error = "cannot save /data/\x01\xe9";
+	rec.saved_as = "";
 	expect_format("ledger_format escapes ID and error, bad verdict",
 		      &rec,
 		      "{\"time\":\"" LEDGER_TIME_TEXT "\","
@@ -2593,7 +2596,8 @@ static void test_ledger_format(void)
 		      "\"file\":null,\"bytes\":0,"
 		      "\"sha256\":\"" SHA256_ABC "\",\"verdict\":\"bad\","
 		      "\"key_sent\":false,"
-		      "\"error\":\"cannot save /data/\\u0001\\ufffd\"}");
+		      "\"error\":\"cannot save /data/\\u0001\\ufffd\","
+		      "\"saved_as\":null}");
 
 	if (lab3_ledger_format(&rec, line, sizeof(line)) != -1)
 		fail(name, "it did not return -1");
@@ -2658,9 +2662,12 @@ static void test_ledger_parse(void)
 		{ "fields in another order", "\"time\":\"" LEDGER_TIME_TEXT
 		  "\",\"peer\":\"198.18.0.2:49152\"", "\"peer\":\"198.18.0.2:"
 		  "49152\",\"time\":\"" LEDGER_TIME_TEXT "\"" },
-		{ "an extra field", ",\"error\":null}",
-		  ",\"error\":null,\"key\":\"00\"}" },
-		{ "text after the object", "null}", "null} " },
+		{ "an extra field", "pdf\"}", "pdf\",\"key\":\"00\"}" },
+		{ "text after the object", "pdf\"}", "pdf\"} " },
+		{ "saved_as before error", ",\"error\":null,\"saved_as\":"
+		  "\"student42/report.pdf\"", ",\"saved_as\":\"student42/"
+		  "report.pdf\",\"error\":null" },
+		{ "saved_as as a number", "\"student42/report.pdf\"", "7" },
 		{ "a time without seconds", ":05Z", "Z" },
 		{ "a time that is a date", LEDGER_TIME_TEXT, "2026-11-22" },
 		{ "an empty peer", "\"198.18.0.2:49152\"", "\"\"" },
@@ -2694,6 +2701,10 @@ static void test_ledger_parse(void)
 	size_t cut;
 
 	expect_parse("ledger_parse reads a good session", ledger_good_line,
+		     "student42", LEDGER_TIME_TEXT, LAB3_VERDICT_GOOD, 1);
+	expect_parse("ledger_parse reads an older record, no saved_as",
+		     ledger_patched(line, ",\"saved_as\":\"student42/"
+				    "report.pdf\"", ""),
 		     "student42", LEDGER_TIME_TEXT, LAB3_VERDICT_GOOD, 1);
 	expect_parse("ledger_parse reads nulls",
 		     "{\"time\":\"2026-01-02T03:04:05Z\",\"peer\":\"[::1]:7\","

@@ -2,7 +2,8 @@
 # holds -o and -l): four senders of 5 MiB one after the other; each gets
 # its key, or an ERROR (exit 4) that names the lack of room; the
 # receiver keeps 1 MiB free for the ledger, which records all four
-# attempts; two good transfers under one ID and name keep both files.
+# attempts; two good transfers under one ID and name keep both files,
+# and the ledger names each.
 . tests/e2e/lib.sh
 
 disk=$TEST_TMP/disk
@@ -36,5 +37,10 @@ cmp "$TEST_TMP/five" "$disk/out/student/five" &&
 	fail "the two files saved under one ID and name are not both kept"
 [ "$(wc -l <"$disk/ledger")" -eq 4 ] ||
 	fail "the ledger has $(wc -l <"$disk/ledger") records, expected 4"
+# The ledger says which name each saved file got.
+saved=$(grep -o '"key_sent":true,"error":null,"saved_as":"[^"]*"}$' \
+	"$disk/ledger" | sed 's/.*"saved_as":"//; s/"}$//' | tr '\n' ' ')
+[ "$saved" = "student/five student/five.2 " ] ||
+	fail "the ledger names the saved files '$saved', expected student/five and student/five.2"
 stop_receiver
 expect_status 0 "$RX_STATUS" "the receiver after SIGTERM"

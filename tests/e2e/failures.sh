@@ -79,7 +79,7 @@ record=$(tail -n 1 "$TEST_TMP/ledger")
 want=',"id":null,"file":"big","bytes":1048577,"sha256":"'
 want+=$(sha256sum <"$TEST_TMP/big" | cut -d' ' -f1)
 want+="\",\"verdict\":null,\"key_sent\":false,\"error\":\"file of 1048577"
-want+=" bytes is over the receiver's limit of 1048576 bytes\"}"
+want+=" bytes is over the receiver's limit of 1048576 bytes\",\"saved_as\":null}"
 case $record in
 *"$want") ;;
 *) fail "oversize: ledger record $record" ;;

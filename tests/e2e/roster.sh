@@ -76,7 +76,7 @@ expect_summary "id stdent42, .*key sent" "stdent42, under the old roster"
 stop_receiver
 expect_status 0 "$RX_STATUS" "the receiver, stopped"
 
-grep -q '"id":"carol",.*"key_sent":false,"error":"ID '"'"'carol'"'"' is not on this class'"'"'s roster"}' \
+grep -q '"id":"carol",.*"key_sent":false,"error":"ID '"'"'carol'"'"' is not on this class'"'"'s roster","saved_as":null}' \
 	"$TEST_TMP/ledger" || fail "the ledger has no record of carol's refusal"
 
 summary=$(./receiver --ledger-summary "$TEST_TMP/ledger" -r "$TEST_TMP/roster.good")

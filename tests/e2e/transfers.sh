@@ -167,7 +167,7 @@ record="^\\{\"time\":\"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z\""
 record+=",\"peer\":$string,\"id\":(null|$string),\"file\":(null|$string)"
 record+=",\"bytes\":(null|0|[1-9][0-9]*),\"sha256\":(null|\"[0-9a-f]{64}\")"
 record+=",\"verdict\":(null|\"good\"|\"bad\"),\"key_sent\":(true|false)"
-record+=",\"error\":(null|$string)\\}\$"
+record+=",\"error\":(null|$string),\"saved_as\":(null|$string)\\}\$"
 ! LC_ALL=C grep -Ev "$record" "$ledger" ||
 	fail "ledger: the lines above are not records"
 ! LC_ALL=C grep -n '[^ -~]' "$ledger" || fail "ledger: not plain ASCII"
@@ -183,14 +183,15 @@ want="{\"time\":\"$time\",\"peer\":\"$(peer_of "$good")\""
 want+=",\"id\":\"$(json_escape "$weird_id")\""
 want+=",\"file\":\"$(json_escape "$weird")\",\"bytes\":1000"
 want+=",\"sha256\":\"$sha\",\"verdict\":\"good\",\"key_sent\":true"
-want+=",\"error\":null}"
+want+=",\"error\":null,\"saved_as\":\"stu%22dent%5C42/$(json_escape "$weird")\"}"
 [ "${lines[-2]}" = "$want" ] ||
 	fail "ledger: the good session's record is"$'\n'"${lines[-2]}"$'\n'"not"$'\n'"$want"
 time2=$(time_of "${lines[-1]}")
 want="{\"time\":\"$time2\",\"peer\":\"$(peer_of "$bad")\",\"id\":null"
 want+=",\"file\":\"$(json_escape "$weird")\",\"bytes\":1000"
 want+=",\"sha256\":\"$claimed\""
-want+=",\"verdict\":\"bad\",\"key_sent\":false,\"error\":null}"
+want+=",\"verdict\":\"bad\",\"key_sent\":false,\"error\":null"
+want+=",\"saved_as\":null}"
 [ "${lines[-1]}" = "$want" ] ||
 	fail "ledger: the bad verdict's record is"$'\n'"${lines[-1]}"$'\n'"not"$'\n'"$want"
 [[ ! $time < $before && ! $after < $time2 ]] ||

@@ -28,9 +28,14 @@ traced() {
 }
 
 # The slow sender first, until its first chunk is under way; then the
-# flood, until the receiver is full and refuses one as busy.
-tests/evil-sender -s 4M dribble "$RXE_ADDR" "$RX_PORT" \
-	>"$TEST_TMP/dribble.out" &
+# flood, until the receiver is full and refuses one as busy.  It
+# announces 64 MiB: a floor on the whole file's time would give it 94 s;
+# the floor over the last 30 s ends it after about 30.
+dribble_start=$(date +%s)
+(tests/evil-sender -s 64M dribble "$RXE_ADDR" "$RX_PORT"
+ status=$?
+ date +%s >"$TEST_TMP/dribble.end"
+ exit $status) >"$TEST_TMP/dribble.out" &
 dribble_pid=$!
 traced 1 "session 1: state RECV_DONE"
 flood_pids=()
@@ -55,6 +60,10 @@ done
 wait_within 120 "$dribble_pid" "tests/evil-sender dribble"
 expect_status 0 "$WAIT_STATUS" "tests/evil-sender dribble ($(cat "$TEST_TMP/dribble.out"))"
 cat "$TEST_TMP/dribble.out"
+dribble_s=$(($(cat "$TEST_TMP/dribble.end") - dribble_start))
+echo "the dribbling sender was stopped after $dribble_s s"
+[ "$dribble_s" -lt 60 ] || fail "the dribbling sender of 64 MiB lasted \
+$dribble_s s: the rate floor must look at the last 30 s, not the whole file"
 for pid in "${flood_pids[@]}"; do
 	# 0, or 2 when it was refused as busy: either is fine
 	wait_within 120 "$pid" "a flooding evil sender"
@@ -70,7 +79,7 @@ while line=$(next_line 5); do
 		idle=$((idle + 1)) ;;
 	*"failed: no FILE_INFO within 10 s of connecting (the handshake limit)")
 		handshake=$((handshake + 1)) ;;
-	*"failed: too slow: "*" of 4194304 bytes in "*" s (the rate floor: 1 MiB/s after 30 s)")
+	*"failed: too slow: "*" bytes stored in the last 30 s (the rate floor: 1 MiB/s over any 30 s)")
 		rate=$((rate + 1)) ;;
 	*) fail "a session that ended for no documented reason: $line" ;;
 	esac
