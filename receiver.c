@@ -264,7 +264,7 @@ static int store_chunk(struct session *s)
 		len = STORE_SLICE;
 	if (lab3_sha256_add(&s->hash, at, len) != 0)
 		return give_up(s, LAB3_ERR_INTERNAL, "cannot compute SHA-256");
-	if (s->tmp_fd >= 0 && write_all(s->tmp_fd, at, len) != 0)
+	if (s->tmp_fd >= 0 && append_to_file(s, at, len) != 0)
 		return give_up(s, LAB3_ERR_INTERNAL, "cannot write %.120s: %s",
 			       s->tmp_path, strerror(errno));
 	/* Start writing it to disk now, so the fsync at the end is short. */

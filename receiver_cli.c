@@ -41,7 +41,7 @@ static const char usage_text[] =
 "usage: receiver [-v] [-a ADDR] [-p PORT] [-o DIR] [-m MAX_BYTES] [-l LEDGER]\n"
 "                [-c SESSIONS] [-w WINDOW_SIZE] [-n WINDOWS] [-b BUDGET]\n"
 "                [-k SECRET_FILE] [-t SECONDS] [-r ROSTER] [--keep-failed]\n"
-"                [--min-size MIN_BYTES]\n"
+"                [--min-size MIN_BYTES] [--store-max BYTES]\n"
 "       receiver [-k SECRET_FILE] --key-for ID\n"
 "       receiver --ledger-summary LEDGER [-r ROSTER] | --version | -h | --help\n"
 "\n"
@@ -50,6 +50,7 @@ static const char usage_text[] =
 "  -a ADDR, -p PORT  listen on ADDR (default: all), PORT (default %d; 0: any)\n"
 "  -o DIR          save each verified file into DIR, under its base name\n"
 "  --keep-failed   with -o, keep a failed session's bytes in DIR/.failed/\n"
+"  --store-max BYTES  with -o, refuse a file that would take DIR past BYTES\n"
 "  -m MAX_BYTES, --min-size MIN_BYTES  refuse larger, smaller files (64G, 0)\n"
 "  -c SESSIONS     senders served at once, 1 to %d; more are busy (default %d)\n"
 "  -w WINDOW_SIZE, -n WINDOWS  each session's windows: 64K to 1G (default\n"
@@ -72,9 +73,24 @@ static void usage(FILE *to)
 		DEFAULT_WINDOWS, DEFAULT_SECRET, LAB3_DEFAULT_TIMEOUT);
 }
 
-/* parse_number_option: -p, -m, --min-size ('M'), -w, -b, -c, -n or -t
- * (OPT_CHAR) with ARG into OPT, with its range checked; -1 after saying
- * what is wrong. */
+/* parse_byte_count: -m, --min-size ('M') or --store-max ('S') (OPT_CHAR)
+ * with ARG into OPT; -1 after saying what is wrong. */
+static int parse_byte_count(struct options *opt, int opt_char,
+			    const char *arg)
+{
+	uint64_t *to = opt_char == 'm' ? &opt->max_bytes :
+		       opt_char == 'M' ? &opt->min_bytes : &opt->store_max;
+
+	if (lab3_parse_size(arg, to) == 0)
+		return 0;
+	fprintf(stderr, "receiver: %s %s: not a byte count\n",
+		opt_char == 'm' ? "-m" : opt_char == 'M' ? "--min-size" :
+		"--store-max", arg);
+	return -1;
+}
+
+/* parse_number_option: -p, -w, -b, -c, -n or -t (OPT_CHAR) with ARG into
+ * OPT, with its range checked; -1 after saying what is wrong. */
 static int parse_number_option(struct options *opt, int opt_char,
 			       const char *arg)
 {
@@ -85,14 +101,6 @@ static int parse_number_option(struct options *opt, int opt_char,
 			return 0;
 		}
 		fprintf(stderr, "receiver: -p %s: not a port number\n", arg);
-		return -1;
-	case 'm':
-	case 'M':
-		if (lab3_parse_size(arg, opt_char == 'm' ? &opt->max_bytes :
-				    &opt->min_bytes) == 0)
-			return 0;
-		fprintf(stderr, "receiver: %s %s: not a byte count\n",
-			opt_char == 'm' ? "-m" : "--min-size", arg);
 		return -1;
 	case 'w':
 		opt->window_size_given = 1;
@@ -146,8 +154,10 @@ static int check_modes(const struct options *opt, int serving_options)
 		fprintf(stderr, "receiver: --key-for takes no option but -k\n");
 		return -1;
 	}
-	if (opt->keep_failed && opt->out_dir == NULL) {
-		fprintf(stderr, "receiver: --keep-failed needs -o DIR\n");
+	if ((opt->keep_failed || opt->store_max != 0) &&
+	    opt->out_dir == NULL) {
+		fprintf(stderr, "receiver: %s needs -o DIR\n",
+			opt->keep_failed ? "--keep-failed" : "--store-max");
 		return -1;
 	}
 	if (opt->min_bytes > opt->max_bytes) {
@@ -176,6 +186,7 @@ static int parse_args(struct options *opt, int argc, char **argv)
 		{ "key-for", required_argument, NULL, 'K' },
 		{ "ledger-summary", required_argument, NULL, 'L' },
 		{ "min-size", required_argument, NULL, 'M' },
+		{ "store-max", required_argument, NULL, 'S' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -183,7 +194,7 @@ static int parse_args(struct options *opt, int argc, char **argv)
 
 	while ((opt_char = getopt_long(argc, argv, "a:b:c:hk:l:m:n:o:p:r:t:vw:",
 				       longopts, NULL)) != -1) {
-		if (strchr("almnoptvwFM", opt_char) != NULL)
+		if (strchr("almnoptvwFMS", opt_char) != NULL)
 			serving_options = 1;
 		switch (opt_char) {
 		case 'a': opt->addr = optarg; break;
@@ -195,8 +206,11 @@ static int parse_args(struct options *opt, int argc, char **argv)
 		case 'L': opt->ledger_summary = optarg; break;
 		case 'v': opt->verbose = 1; break;
 		case 'F': opt->keep_failed = 1; break;
-		case 'p': case 'm': case 'w': case 'n': case 't': case 'c':
-		case 'b': case 'M':
+		case 'm': case 'M': case 'S':
+			if (parse_byte_count(opt, opt_char, optarg) != 0)
+				return -1;
+			break;
+		case 'p': case 'w': case 'n': case 't': case 'c': case 'b':
 			if (parse_number_option(opt, opt_char, optarg) != 0)
 				return -1;
 			break;

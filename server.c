@@ -84,6 +84,7 @@ struct server {
 	struct lab3_roster *roster;		/* -r, or NULL */
 	struct lab3_listener listener;
 	struct window_budget budget;		/* -b */
+	struct store_use store;			/* -o, --store-max */
 	struct session *sessions[2 * MAX_SESSIONS_MAX];	/* and closing */
 	int nsessions;
 	unsigned number;		/* sessions accepted so far */
@@ -277,6 +278,7 @@ static void new_session(struct server *srv, struct rdma_cm_id *id)
 	*s = (struct session) {
 		.opt = srv->opt,
 		.budget = &srv->budget,
+		.store = &srv->store,
 		.secret = srv->secret,
 		.roster = srv->roster,
 		.number = ++srv->number,
@@ -932,6 +934,17 @@ int serve(struct options *opt, const uint8_t *secret, int ledger_fd,
 		snprintf(port, sizeof(port), "%d", LAB3_DEFAULT_PORT);
 		opt->port = port;
 	}
+	if (opt->store_max != 0 &&
+	    count_used(opt->out_dir, &srv.store.used) != 0) {
+		fprintf(stderr, "receiver: -o %s: cannot add up its files for "
+			"--store-max: %s\n", opt->out_dir, strerror(errno));
+		return LAB3_EXIT_LOCAL;
+	}
+	if (opt->store_max != 0 && opt->verbose)
+		fprintf(stderr, "receiver: -o %s holds %llu bytes of files, of "
+			"--store-max %llu\n", opt->out_dir,
+			(unsigned long long)srv.store.used,
+			(unsigned long long)opt->store_max);
 	install_signal_handlers(&wait_mask);
 	listener->wait_sigmask = &wait_mask;
 	if (lab3_listen(listener, opt->addr, opt->port, &bound_port) != 0) {

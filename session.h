@@ -52,6 +52,7 @@ struct options {
 	int budget_given;
 	int verbose;
 	int keep_failed;		/* --keep-failed */
+	uint64_t store_max;		/* --store-max; 0: no limit */
 };
 
 /* One window: registered memory that one chunk of the file is written
@@ -76,6 +77,15 @@ struct window_budget {
 	uint64_t used;
 	struct session *queue[2 * MAX_SESSIONS_MAX];	/* waiting, oldest 1st */
 	int nqueue;
+};
+
+/* What the files of all sessions take of the -o directory (store.c):
+ * the bytes there, and the bytes that sessions in progress announced and
+ * have yet to write.  Both count against --store-max, and the second
+ * against the free space too. */
+struct store_use {
+	uint64_t used;
+	uint64_t pending;
 };
 
 /* A session's life around the lab's steps, in the serving loop. */
@@ -103,6 +113,7 @@ struct rate_mark {
 struct session {
 	const struct options *opt;
 	struct window_budget *budget;		/* the receiver's */
+	struct store_use *store;		/* the receiver's */
 	const uint8_t *secret;
 	const struct lab3_roster *roster;	/* -r, or NULL: any ID */
 	struct lab3_conn conn;
@@ -123,6 +134,7 @@ struct session {
 	struct lab3_sha256 hash;		/* of the chunks stored */
 	int tmp_fd;				/* -o: the file being built */
 	char tmp_path[PATH_MAX];
+	uint64_t pending;			/* bytes of it yet to write */
 
 	int has_verdict;
 	char id[LAB3_ID_MAX + 1];
@@ -179,8 +191,9 @@ uint64_t window_bytes(const struct session *s);
 void free_windows(struct session *s);
 
 /* store.c: the file it saves (-o) and its ledger record (-l). */
-int write_all(int fd, const uint8_t *buf, uint64_t len);
+int count_used(const char *dir, uint64_t *bytes);
 int check_room(struct session *s);
+int append_to_file(struct session *s, const uint8_t *buf, uint64_t len);
 int open_tmp_file(struct session *s);
 int sync_file(struct session *s);
 int keep_file(struct session *s);

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE	/* renameat2() */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,7 +24,7 @@
 #define STORE_RESERVE (1u << 20)	/* bytes kept free on -o's disk */
 
 /* write_all: write LEN bytes at BUF to FD, or return -1. */
-int write_all(int fd, const uint8_t *buf, uint64_t len)
+static int write_all(int fd, const uint8_t *buf, uint64_t len)
 {
 	while (len > 0) {
 		size_t piece = len > (1u << 30) ? (1u << 30) : (size_t)len;
@@ -41,26 +42,100 @@ int write_all(int fd, const uint8_t *buf, uint64_t len)
 	return 0;
 }
 
-/* check_room: with -o, refuse (RESOURCES) a file that would not fit in
- * the free space of its disk less STORE_RESERVE, kept for the ledger's
- * records (and the logs) that share it: a full disk must not stop every
- * key.  0 when it fits, or when the space cannot be told (the writes
- * will say). */
+/* ---- Room for the files ---- */
+
+static uint64_t counted;	/* count_used()'s sum, for add_file() */
+
+/* add_file: nftw()'s callback for count_used(): a regular file's size
+ * counts. */
+static int add_file(const char *path, const struct stat *st, int type,
+		    struct FTW *ftw)
+{
+	(void)path;
+	(void)ftw;
+	if (type == FTW_F && S_ISREG(st->st_mode))
+		counted += (uint64_t)st->st_size;
+	return 0;
+}
+
+/* count_used: the bytes of the regular files under DIR (not following
+ * symbolic links), for --store-max at start.  0, or -1 with errno. */
+int count_used(const char *dir, uint64_t *bytes)
+{
+	counted = 0;
+	if (nftw(dir, add_file, 16, FTW_PHYS) != 0)
+		return -1;
+	*bytes = counted;
+	return 0;
+}
+
+/* check_room: with -o, refuse (RESOURCES) a file that would not fit:
+ *   - in the free space of its disk, less what sessions in progress have
+ *     yet to write, less STORE_RESERVE, kept for the ledger's records
+ *     (and the logs) that share it: a full disk must not stop every key;
+ *   - under --store-max, with the files there and those promised.
+ * A file that fits is promised (s->pending) until it is written, saved
+ * or dropped.  0 when it fits, or when the space cannot be told (the
+ * writes will say). */
 int check_room(struct session *s)
 {
+	struct store_use *use = s->store;
+	uint64_t length = s->rx.length, avail, taken;
 	struct statvfs st;
-	uint64_t avail;
 
-	if (statvfs(s->opt->out_dir, &st) != 0)
-		return 0;
-	avail = (uint64_t)st.f_bavail * st.f_frsize;
-	if (avail >= STORE_RESERVE && s->rx.length <= avail - STORE_RESERVE)
-		return 0;
-	give_up(s, LAB3_ERR_RESOURCES, "no room to save a file of %llu "
-		"bytes: %llu bytes free, of which the receiver keeps %u",
-		(unsigned long long)s->rx.length, (unsigned long long)avail,
-		STORE_RESERVE);
-	return -1;
+	taken = use->used + use->pending;
+	if (s->opt->store_max != 0 && (taken > s->opt->store_max ||
+				       length > s->opt->store_max - taken)) {
+		give_up(s, LAB3_ERR_RESOURCES, "no room to save a file of "
+			"%llu bytes: %llu of the receiver's --store-max %llu "
+			"are taken", (unsigned long long)length,
+			(unsigned long long)taken,
+			(unsigned long long)s->opt->store_max);
+		return -1;
+	}
+	if (statvfs(s->opt->out_dir, &st) == 0) {
+		avail = (uint64_t)st.f_bavail * st.f_frsize;
+		avail = avail > use->pending ? avail - use->pending : 0;
+		if (avail < STORE_RESERVE || length > avail - STORE_RESERVE) {
+			give_up(s, LAB3_ERR_RESOURCES, "no room to save a "
+				"file of %llu bytes: %llu bytes free, of which "
+				"the receiver keeps %u",
+				(unsigned long long)length,
+				(unsigned long long)avail, STORE_RESERVE);
+			return -1;
+		}
+	}
+	s->pending = length;
+	use->pending += length;
+	return 0;
+}
+
+/* append_to_file: write LEN bytes at BUF to the end of the temporary
+ * file; they are no longer promised but used.  0, or -1 with errno. */
+int append_to_file(struct session *s, const uint8_t *buf, uint64_t len)
+{
+	if (write_all(s->tmp_fd, buf, len) != 0)
+		return -1;
+	s->pending -= len;
+	s->store->pending -= len;
+	s->store->used += len;
+	return 0;
+}
+
+/* unpromise: S's file will get no more bytes: what it promised and did
+ * not write is free again. */
+static void unpromise(struct session *s)
+{
+	s->store->pending -= s->pending;
+	s->pending = 0;
+}
+
+/* unlink_tmp_file: remove the temporary file, whose bytes (all of the
+ * file S stored) are free again. */
+static void unlink_tmp_file(struct session *s)
+{
+	if (unlink(s->tmp_path) == 0)
+		s->store->used -= s->bytes_stored;
 }
 
 /* open_tmp_file: with -o, create the hidden temporary file the chunks are
@@ -160,6 +235,7 @@ int keep_file(struct session *s)
 	int fd = s->tmp_fd, err;
 
 	s->tmp_fd = -1;
+	unpromise(s);
 	id_dir_name(s->id, id_dir);
 	lab3_hex(s->sha256, LAB3_SHA256_LEN, hex);
 	snprintf(s->saved_as, sizeof(s->saved_as), s->name[0] ? "%s/%s" :
@@ -197,7 +273,7 @@ int keep_file(struct session *s)
 out_close:
 	close(fd);
 out_unlink:
-	unlink(s->tmp_path);
+	unlink_tmp_file(s);
 	snprintf(s->error, sizeof(s->error), "cannot save %.120s: %s",
 		 s->saved_as, strerror(err));
 	s->saved_as[0] = '\0';
@@ -213,6 +289,7 @@ void drop_tmp_file(struct session *s)
 	char kept[PATH_MAX];
 	int n;
 
+	unpromise(s);
 	if (s->tmp_fd < 0)
 		return;
 	close(s->tmp_fd);
@@ -225,10 +302,10 @@ void drop_tmp_file(struct session *s)
 		if (rename(s->tmp_path, kept) == 0) {
 			snprintf(s->kept_as, sizeof(s->kept_as),
 				 ".failed/session-%u", s->number);
-			return;
+			return;	/* its bytes stay used */
 		}
 	}
-	unlink(s->tmp_path);
+	unlink_tmp_file(s);
 }
 
 /* ---- The grading ledger (-l) ---- */

@@ -44,3 +44,20 @@ saved=$(grep -o '"key_sent":true,"error":null,"saved_as":"[^"]*"}$' \
 	fail "the ledger names the saved files '$saved', expected student/five and student/five.2"
 stop_receiver
 expect_status 0 "$RX_STATUS" "the receiver after SIGTERM"
+
+# --store-max 12M over a directory that holds 4 MiB already (counted at
+# start): a file of 5 MiB fits, a second does not (RESOURCES, exit 4,
+# naming the limit); the ledger records both.
+mkdir -p "$TEST_TMP/capped/earlier"
+make_file "$TEST_TMP/capped/earlier/old" $((4 << 20))
+start_receiver -o "$TEST_TMP/capped" --store-max 12M -l "$TEST_TMP/ledger2" \
+	-k "$TEST_TMP/secret" || fail "no receiver with --store-max"
+run_sender -i capped "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/five"
+expect_status 0 "$SENDER_STATUS" "the first 5 MiB under --store-max 12M ($SENDER_ERR)"
+run_sender -i capped "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/five"
+expect_sender_fails 4 "refused: no room to save a file of 5242880 bytes: 9437184 of the receiver's --store-max 12582912 are taken$" \
+	"the second 5 MiB under --store-max 12M"
+[ "$(wc -l <"$TEST_TMP/ledger2")" -eq 2 ] ||
+	fail "--store-max: the ledger has $(wc -l <"$TEST_TMP/ledger2") records, expected 2"
+stop_receiver
+expect_status 0 "$RX_STATUS" "the receiver with --store-max after SIGTERM"
