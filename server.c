@@ -403,8 +403,9 @@ void start_rate_floor(struct session *s)
 	s->rate_interval_ms = RATE_INTERVAL_S * 1000LL;
 	if (two_windows > (uint64_t)s->rate_interval_ms)
 		s->rate_interval_ms = (long long)two_windows;
-	s->marks[0] = (struct rate_mark){ .at = now, .bytes = 0 };
+	s->marks[0] = (struct rate_mark){ .at = now };
 	s->nmarks = 1;
+	s->rate_checked = now;
 	s->limit = LIMIT_RATE;
 	s->limit_at = now + s->rate_interval_ms;
 }
@@ -426,20 +427,24 @@ static int queued_idle(const struct session *s)
 /* rate_check: S's rate floor is looked at (every sixth of its interval):
  * mark what it has stored, and judge the bytes since the newest mark at
  * least an interval old, allowing for the one window still on its way.
- * A wait for window memory starts the interval again.  Returns 0 while
- * it keeps up, or -1 with WHY filled. */
+ * Time spent waiting for window memory (the receiver's doing, not the
+ * sender's) does not count.  Returns 0 while it keeps up, or -1 with WHY
+ * filled. */
 static int rate_check(struct session *s, long long now, char *why,
 		      size_t why_len)
 {
 	const struct rate_mark *from = NULL;
 	uint64_t moved, floor;
+	long long active;
 
 	if (queued_idle(s))
-		s->nmarks = 0;
+		s->queued_ms += now - s->rate_checked;
+	s->rate_checked = now;
 	if (s->nmarks == RATE_MARKS)
 		memmove(&s->marks[0], &s->marks[1],
 			--s->nmarks * sizeof(s->marks[0]));
-	s->marks[s->nmarks++] = (struct rate_mark){ now, s->bytes_stored };
+	s->marks[s->nmarks++] = (struct rate_mark){ now, s->bytes_stored,
+						    s->queued_ms };
 	s->limit_at = now + s->rate_interval_ms / 6;
 	for (int i = 0; i < s->nmarks; i++)
 		if (now - s->marks[i].at >= s->rate_interval_ms)
@@ -447,7 +452,8 @@ static int rate_check(struct session *s, long long now, char *why,
 	if (from == NULL)
 		return 0;
 	moved = s->bytes_stored - from->bytes;
-	floor = (uint64_t)(now - from->at) * (RATE_FLOOR / 1000);
+	active = now - from->at - (s->queued_ms - from->queued_ms);
+	floor = (uint64_t)active * (RATE_FLOOR / 1000);
 	if (moved + window_bytes(s) >= floor)
 		return 0;
 	snprintf(why, why_len, "too slow: %llu bytes stored in the last %u s "
@@ -819,13 +825,48 @@ void set_deadline(struct session *s)
 
 /* ---- The window budget (-b) ---- */
 
+/* windows_of: how many windows the sessions from PEER's address hold. */
+static int windows_of(const struct window_budget *b, const char *peer)
+{
+	int n = 0;
+
+	for (int i = 0; i < *b->nsessions; i++) {
+		const struct session *s = b->sessions[i];
+
+		for (uint32_t w = 0; w < s->rx.nwindows; w++)
+			n += s->windows[w].held && same_host(s->peer, peer);
+	}
+	return n;
+}
+
+/* next_turn: whose turn it is for window memory, of the sessions that
+ * wait for it: one from the address that holds the fewest windows, the
+ * one that has waited longest of those.  One address's many sessions
+ * cannot keep another's waiting (nginx's limit_conn, for memory); a
+ * class from one address is served first come, first served. */
+static struct session *next_turn(const struct window_budget *b)
+{
+	struct session *next = NULL;
+	int fewest = 0;
+
+	for (int i = 0; i < b->nqueue; i++) {
+		int n = windows_of(b, b->queue[i]->peer);
+
+		if (next == NULL || n < fewest) {
+			next = b->queue[i];
+			fewest = n;
+		}
+	}
+	return next;
+}
+
 /* take_budget: BYTES of the window budget for S, if they are free and
- * no session waits before it.  Returns 1 when S has them. */
+ * it is S's turn (next_turn()).  Returns 1 when S has them. */
 int take_budget(struct session *s, uint64_t bytes)
 {
 	struct window_budget *b = s->budget;
 
-	if ((b->nqueue > 0 && b->queue[0] != s) || b->used + bytes > b->bytes)
+	if ((b->nqueue > 0 && next_turn(b) != s) || b->used + bytes > b->bytes)
 		return 0;
 	b->used += bytes;
 	leave_queue(s);
@@ -858,7 +899,7 @@ void give_back(struct session *s, struct window *w)
 	if (w->buf != NULL)
 		madvise(w->buf, window_bytes(s), MADV_DONTNEED);
 	if (b->nqueue > 0)
-		b->queue[0]->woken = 1;
+		next_turn(b)->woken = 1;
 }
 
 /* join_queue: S waits for window memory, after those already waiting. */
@@ -883,8 +924,8 @@ void leave_queue(struct session *s)
 			b->nqueue--;
 			memmove(&b->queue[i], &b->queue[i + 1],
 				(size_t)(b->nqueue - i) * sizeof(b->queue[0]));
-			if (i == 0 && b->nqueue > 0)
-				b->queue[0]->woken = 1;
+			if (b->nqueue > 0)
+				next_turn(b)->woken = 1;
 			return;
 		}
 }
@@ -930,6 +971,8 @@ int serve(struct options *opt, const uint8_t *secret, int ledger_fd,
 	uint16_t bound_port;
 	int status;
 
+	srv.budget.sessions = srv.sessions;
+	srv.budget.nsessions = &srv.nsessions;
 	if (opt->port[0] == '\0') {
 		snprintf(port, sizeof(port), "%d", LAB3_DEFAULT_PORT);
 		opt->port = port;

@@ -71,12 +71,15 @@ struct window {
 
 /* The budget of window memory that all sessions share (-b): a window
  * holds its bytes of it while a chunk is in it, and sessions that find
- * it spent wait their turn, first come first served. */
+ * it spent wait their turn: first the address that holds the fewest
+ * windows, then first come first served (server.c next_turn()). */
 struct window_budget {
 	uint64_t bytes;			/* -b */
 	uint64_t used;
 	struct session *queue[2 * MAX_SESSIONS_MAX];	/* waiting, oldest 1st */
 	int nqueue;
+	struct session *const *sessions;	/* all of the server's, to */
+	const int *nsessions;			/* count each address's */
 };
 
 /* What the files of all sessions take of the -o directory (store.c):
@@ -103,10 +106,12 @@ enum session_limit {
 	LIMIT_RATE,		/* RATE_FLOOR over the last interval */
 };
 
-/* The bytes a session had stored at one moment (the rate floor). */
+/* The bytes a session had stored at one moment (the rate floor), and
+ * how long it had waited for window memory by then. */
 struct rate_mark {
 	long long at;			/* ms */
 	uint64_t bytes;
+	long long queued_ms;
 };
 
 /* One session: one sender, from connection to disconnection. */
@@ -161,6 +166,8 @@ struct session {
 	struct rate_mark marks[RATE_MARKS];	/* the last ones, oldest 1st */
 	int nmarks;
 	long long rate_interval_ms;	/* the floor's interval */
+	long long queued_ms;		/* waited for window memory, so far */
+	long long rate_checked;		/* ms: the floor was last looked at */
 	int woken;			/* its connection moved */
 	int key_posted;			/* step 6's KEY is on its way */
 	int key_completed;		/* and its SEND has completed */

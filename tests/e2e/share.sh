@@ -5,6 +5,12 @@
 # a fifth from that address is refused as busy; an honest sender from
 # the IPv6 address, with --wait, gets its key at once: the slow session
 # that had stored the least is ended, and told why.
+# Then window memory (the per-address turns): with a budget of one
+# window, three slow senders from the IPv4 address each hold it about 4 s
+# a chunk; an honest sender of four chunks from the IPv6 address goes
+# first whenever the window comes free (its address holds none): it
+# waits about one slow chunk for each of its own, not three (first come,
+# first served would make that about 48 s).
 . tests/e2e/lib.sh
 
 [ -n "${RXE_ADDR6:-}" ] || fail "RXE_ADDR6 is not set: the bed gave no IPv6 address"
@@ -52,6 +58,35 @@ done
 [ "$ended$served" = 11 ] || fail "no slow session ended for the other sender"
 stop_receiver
 expect_status 0 "$RX_STATUS" "the receiver after SIGTERM"
+for pid in "${pids[@]}"; do
+	wait_within 60 "$pid" "a slow sender"
+done
+
+# The per-address turns.
+start_receiver -v -c 8 -w 64K -n 2 -b 64K -k "$TEST_TMP/secret" ||
+	fail "no receiver with a budget of one window"
+pids=()
+for i in 1 2 3; do
+	tests/evil-sender -s 1M dribble "$RXE_ADDR" "$RX_PORT" \
+		>"$TEST_TMP/turns$i" &
+	pids+=($!)
+done
+for _ in $(seq 300); do
+	asked=$(grep -c "state SEND_REGION" "$RX_DIR/stderr")
+	[ "$asked" -ge 3 ] && break
+	sleep 0.1
+done
+[ "$asked" -ge 3 ] || fail "the three slow sessions did not start ($asked)"
+make_file "$TEST_TMP/four" $((4 * 65536))
+start=$SECONDS
+run_sender -t 30 -i turns "$RXE_ADDR6" "$RX_PORT" "$TEST_TMP/four"
+took=$((SECONDS - start))
+expect_status 0 "$SENDER_STATUS" "a sender from the other address, short of window memory ($SENDER_ERR)"
+echo "four chunks from the other address, one window for all: $took s"
+[ "$took" -le 30 ] || fail "the sender from the other address took $took s \
+for 4 chunks: it waited behind every slow session, not its address's turn"
+stop_receiver
+expect_status 0 "$RX_STATUS" "the receiver with one window after SIGTERM"
 for pid in "${pids[@]}"; do
 	wait_within 60 "$pid" "a slow sender"
 done
