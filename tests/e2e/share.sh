@@ -72,7 +72,8 @@ for i in 1 2 3; do
 	pids+=($!)
 done
 for _ in $(seq 300); do
-	asked=$(grep -c "state SEND_REGION" "$RX_DIR/stderr")
+	asked=$(grep "state SEND_REGION" "$RX_DIR/stderr" |
+		grep -o "session [0-9]*:" | sort -u | wc -l)
 	[ "$asked" -ge 3 ] && break
 	sleep 0.1
 done
