@@ -80,10 +80,10 @@ sender: $(SENDER_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # The receiver: one session's steps (receiver.c), the class server that
-# runs many (server.c), what a session keeps (store.c), the command line
-# (receiver_cli.c).
-RECEIVER_OBJS = receiver.o receiver_cli.o server.o store.o $(CONN_OBJS) \
-	listener.o json.o ledger.o roster.o args.o secret.o
+# runs many (server.c), what the steps ask of it (session.c), what a
+# session keeps (store.c), the command line (receiver_cli.c).
+RECEIVER_OBJS = receiver.o receiver_cli.o server.o session.o store.o \
+	$(CONN_OBJS) listener.o json.o ledger.o roster.o args.o secret.o
 receiver: $(RECEIVER_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 

@@ -91,6 +91,9 @@ static int post(struct session *s, const struct lab3_msg *msg, uint64_t tag);
 static int may_send(struct session *s);
 static int judge(struct session *s, const struct lab3_msg *msg);
 static int conn_failed(struct session *s, int ret);
+static int give_up(struct session *s, enum lab3_error_code code,
+		   const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int tell_error(struct session *s, enum lab3_error_code code);
 static struct window *chunk_window(struct session *s, uint64_t chunk);
 static int setup_windows(struct session *s);
 static int plant_canaries(struct window *w);
@@ -509,14 +512,22 @@ static int conn_failed(struct session *s, int ret)
  * the sender with an ERROR of CODE, when the connection still allows
  * (the serving loop lets it go before it disconnects).
  * (The sender's fail() only prints: the receiver has a peer to tell.) */
-int give_up(struct session *s, enum lab3_error_code code, const char *fmt,
-	    ...)
+static int give_up(struct session *s, enum lab3_error_code code,
+		   const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(s->error, sizeof(s->error), fmt, ap);
 	va_end(ap);
+	lab3_post_error(&s->conn, code, s->error);
+	return -1;
+}
+
+/* tell_error: the session has failed for the reason in s->error (the
+ * file's store said it): tell the sender, with CODE.  Returns -1. */
+static int tell_error(struct session *s, enum lab3_error_code code)
+{
 	lab3_post_error(&s->conn, code, s->error);
 	return -1;
 }
@@ -529,14 +540,6 @@ static struct window *chunk_window(struct session *s, uint64_t chunk)
 	return &s->windows[chunk % s->rx.nwindows];
 }
 
-/* window_bytes: the size of each window of this session: a window, or
- * the whole file when it is smaller. */
-uint64_t window_bytes(const struct session *s)
-{
-	return s->rx.length < s->rx.window_size ? s->rx.length :
-	       s->rx.window_size;
-}
-
 /* setup_windows: with -o, make sure the file has room on disk; allocate
  * the file's windows (the rules chose how many: no more than it has
  * chunks), start the hash and, with -o, the temporary file. */
@@ -545,7 +548,7 @@ static int setup_windows(struct session *s)
 	uint64_t size = window_bytes(s);
 
 	if (s->opt->out_dir != NULL && check_room(s) != 0)
-		return -1;
+		return tell_error(s, LAB3_ERR_RESOURCES);
 
 	for (uint32_t i = 0; i < s->rx.nwindows && size > 0; i++) {
 		void *buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
@@ -570,8 +573,8 @@ static int setup_windows(struct session *s)
 		give_up(s, LAB3_ERR_INTERNAL, "cannot start SHA-256");
 		return -1;
 	}
-	if (s->opt->out_dir != NULL)
-		return open_tmp_file(s);
+	if (s->opt->out_dir != NULL && open_tmp_file(s) != 0)
+		return tell_error(s, LAB3_ERR_INTERNAL);
 	return 0;
 }
 

@@ -1,8 +1,8 @@
 /*
  * session.h - one receiver session, shared by its parts: the steps of the
  * lab (receiver.c), the file and ledger record it keeps (store.c), the
- * class server that runs it (server.c) and the command line
- * (receiver_cli.c).
+ * class server that runs it (server.c), what the steps ask of it
+ * (session.c) and the command line (receiver_cli.c).
  */
 #ifndef LAB3_SESSION_H
 #define LAB3_SESSION_H
@@ -192,9 +192,6 @@ enum {
 /* receiver.c: the lab's steps of one session. */
 int run_session(struct session *s);		/* the next steps */
 void key_went_out(void *owner, uint64_t tag);	/* step 6's SEND done */
-int give_up(struct session *s, enum lab3_error_code code, const char *fmt,
-	    ...) __attribute__((format(printf, 3, 4)));
-uint64_t window_bytes(const struct session *s);
 void free_windows(struct session *s);
 
 /* store.c: the file it saves (-o) and its ledger record (-l). */
@@ -208,17 +205,23 @@ void drop_tmp_file(struct session *s);
 int record_session(struct session *s, int key_sent, char *err,
 		   size_t err_len);
 
-/* server.c: a step that waits (STEP_WAIT, and when it runs out), the
- * window budget the sessions share, and serving. */
+/* session.c: what a session's steps ask of the server that runs them: a
+ * step that waits (STEP_WAIT, and when it runs out), the rate floor, and
+ * the window budget the sessions share. */
+uint64_t window_bytes(const struct session *s);
+int same_host(const char *a, const char *b);
+void start_rate_floor(struct session *s);
+int rate_check(struct session *s, long long now, char *why, size_t why_len);
 int wait_for_peer(struct session *s, int wait_ms);
 int wait_for_room(struct session *s);
 void set_deadline(struct session *s);
-void start_rate_floor(struct session *s);
 int take_budget(struct session *s, uint64_t bytes);
 int wait_for_budget(struct session *s);
 void give_back(struct session *s, struct window *w);
 void join_queue(struct session *s);
 void leave_queue(struct session *s);
+
+/* server.c: serving. */
 int serve(struct options *opt, const uint8_t *secret, int ledger_fd,
 	  struct lab3_roster *roster);
 

@@ -76,7 +76,7 @@ int count_used(const char *dir, uint64_t *bytes)
  *   - under --store-max, with the files there and those promised.
  * A file that fits is promised (s->pending) until it is written, saved
  * or dropped.  0 when it fits, or when the space cannot be told (the
- * writes will say). */
+ * writes will say); -1 with s->error saying why not. */
 int check_room(struct session *s)
 {
 	struct store_use *use = s->store;
@@ -86,8 +86,8 @@ int check_room(struct session *s)
 	taken = use->used + use->pending;
 	if (s->opt->store_max != 0 && (taken > s->opt->store_max ||
 				       length > s->opt->store_max - taken)) {
-		give_up(s, LAB3_ERR_RESOURCES, "no room to save a file of "
-			"%llu bytes: %llu of the receiver's --store-max %llu "
+		snprintf(s->error, sizeof(s->error), "no room to save a file "
+			"of %llu bytes: %llu of the receiver's --store-max %llu "
 			"are taken", (unsigned long long)length,
 			(unsigned long long)taken,
 			(unsigned long long)s->opt->store_max);
@@ -97,8 +97,8 @@ int check_room(struct session *s)
 		avail = (uint64_t)st.f_bavail * st.f_frsize;
 		avail = avail > use->pending ? avail - use->pending : 0;
 		if (avail < STORE_RESERVE || length > avail - STORE_RESERVE) {
-			give_up(s, LAB3_ERR_RESOURCES, "no room to save a "
-				"file of %llu bytes: %llu bytes free, of which "
+			snprintf(s->error, sizeof(s->error), "no room to save "
+				"a file of %llu bytes: %llu bytes free, of which "
 				"the receiver keeps %u",
 				(unsigned long long)length,
 				(unsigned long long)avail, STORE_RESERVE);
@@ -139,7 +139,8 @@ static void unlink_tmp_file(struct session *s)
 }
 
 /* open_tmp_file: with -o, create the hidden temporary file the chunks are
- * appended to; it gets its final name only after a good verdict. */
+ * appended to; it gets its final name only after a good verdict.  0, or
+ * -1 with s->error saying why. */
 int open_tmp_file(struct session *s)
 {
 	const char *dir = s->opt->out_dir;
@@ -147,13 +148,14 @@ int open_tmp_file(struct session *s)
 	if (snprintf(s->tmp_path, sizeof(s->tmp_path),
 		     "%s/.lab3-partial-XXXXXX", dir) >=
 	    (int)sizeof(s->tmp_path)) {
-		give_up(s, LAB3_ERR_INTERNAL, "%.120s: path too long", dir);
+		snprintf(s->error, sizeof(s->error), "%.120s: path too long",
+			 dir);
 		return -1;
 	}
 	s->tmp_fd = mkstemp(s->tmp_path);
 	if (s->tmp_fd < 0) {
-		give_up(s, LAB3_ERR_INTERNAL, "cannot save into %.120s: %s",
-			dir, strerror(errno));
+		snprintf(s->error, sizeof(s->error), "cannot save into "
+			 "%.120s: %s", dir, strerror(errno));
 		return -1;
 	}
 	return 0;

@@ -1,0 +1,257 @@
+/*
+ * session.c - what the steps of a receiver session (receiver.c) ask of
+ * the class server that runs them (server.c): a wait for the sender and
+ * its deadline, the rate floor, and the window budget that all sessions
+ * share, taken in per-address turns.  It calls neither file: both call
+ * it.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "common.h"
+#include "session.h"
+
+/* ---- A session's windows ---- */
+
+/* window_bytes: the size of each window of this session: a window, or
+ * the whole file when it is smaller. */
+uint64_t window_bytes(const struct session *s)
+{
+	return s->rx.length < s->rx.window_size ? s->rx.length :
+	       s->rx.window_size;
+}
+
+/* same_host: whether two peers' names ("198.18.0.1:40152",
+ * "[fd00::1]:7471") are of one address: all but the port. */
+int same_host(const char *a, const char *b)
+{
+	const char *ca = strrchr(a, ':'), *cb = strrchr(b, ':');
+	size_t la = ca ? (size_t)(ca - a) : strlen(a);
+	size_t lb = cb ? (size_t)(cb - b) : strlen(b);
+
+	return la == lb && strncmp(a, b, la) == 0;
+}
+
+/* ---- The rate floor ---- */
+
+/* start_rate_floor: S's FILE_INFO came: from now on its file must move
+ * at RATE_FLOOR at least, over any interval of RATE_INTERVAL_S (or of
+ * two windows at the floor, if longer: bytes count once a chunk is
+ * stored), after the first such interval.  See rate_check(). */
+void start_rate_floor(struct session *s)
+{
+	long long now = lab3_now_ms();
+	uint64_t two_windows = 2 * window_bytes(s) / (RATE_FLOOR / 1000);
+
+	s->rate_interval_ms = RATE_INTERVAL_S * 1000LL;
+	if (two_windows > (uint64_t)s->rate_interval_ms)
+		s->rate_interval_ms = (long long)two_windows;
+	s->marks[0] = (struct rate_mark){ .at = now };
+	s->nmarks = 1;
+	s->rate_checked = now;
+	s->limit = LIMIT_RATE;
+	s->limit_at = now + s->rate_interval_ms;
+}
+
+/* queued_idle: S waits for window memory with no chunk of its own in
+ * flight: the receiver holds it up, not its sender. */
+static int queued_idle(const struct session *s)
+{
+	const struct window_budget *b = s->budget;
+
+	if (s->rx.offered > s->rx.stored)
+		return 0;
+	for (int i = 0; i < b->nqueue; i++)
+		if (b->queue[i] == s)
+			return 1;
+	return 0;
+}
+
+/* rate_check: S's rate floor is looked at (every sixth of its interval):
+ * mark what it has stored, and judge the bytes since the newest mark at
+ * least an interval old, allowing for the one window still on its way.
+ * Time spent waiting for window memory (the receiver's doing, not the
+ * sender's) does not count.  Returns 0 while it keeps up, or -1 with WHY
+ * filled. */
+int rate_check(struct session *s, long long now, char *why,
+		      size_t why_len)
+{
+	const struct rate_mark *from = NULL;
+	uint64_t moved, floor;
+	long long active;
+
+	if (queued_idle(s))
+		s->queued_ms += now - s->rate_checked;
+	s->rate_checked = now;
+	if (s->nmarks == RATE_MARKS)
+		memmove(&s->marks[0], &s->marks[1],
+			--s->nmarks * sizeof(s->marks[0]));
+	s->marks[s->nmarks++] = (struct rate_mark){ now, s->bytes_stored,
+						    s->queued_ms };
+	s->limit_at = now + s->rate_interval_ms / 6;
+	for (int i = 0; i < s->nmarks; i++)
+		if (now - s->marks[i].at >= s->rate_interval_ms)
+			from = &s->marks[i];
+	if (from == NULL)
+		return 0;
+	moved = s->bytes_stored - from->bytes;
+	active = now - from->at - (s->queued_ms - from->queued_ms);
+	floor = (uint64_t)active * (RATE_FLOOR / 1000);
+	if (moved + window_bytes(s) >= floor)
+		return 0;
+	snprintf(why, why_len, "too slow: %llu bytes stored in the last %u s "
+		 "(the rate floor: 1 MiB/s over any %u s)",
+		 (unsigned long long)moved, (unsigned)((now - from->at) / 1000),
+		 (unsigned)(s->rate_interval_ms / 1000));
+	return -1;
+}
+
+/* ---- A step that waits: its deadline ---- */
+
+/* wait_for_peer: the step cannot finish before the connection moves:
+ * the serving loop comes back to it then, or when WAIT_MS (0: the
+ * timeout) have passed in silence.  Returns STEP_WAIT. */
+int wait_for_peer(struct session *s, int wait_ms)
+{
+	s->room_wait = 0;
+	s->wait_ms = wait_ms > 0 ? wait_ms : s->conn.timeout_ms;
+	if (s->deadline == 0)
+		set_deadline(s);
+	return STEP_WAIT;
+}
+
+/* wait_for_room: the send queue is full: the sender has not taken our
+ * last LAB3_SEND_DEPTH messages (a sender that posts no receive for them:
+ * its device answers "receiver not ready", and ours tries again, a few
+ * seconds at most).  The serving loop comes back when a send completes.
+ * Nothing else the sender does makes this wait shorter or longer (see
+ * wake()): without room for -t, the session times out (expire()).
+ * Returns STEP_WAIT. */
+int wait_for_room(struct session *s)
+{
+	int again = s->room_wait;
+	int ret = wait_for_peer(s, 0);
+
+	if (s->opt->verbose && !again)
+		fprintf(stderr, "receiver: session %u: the send queue is full: "
+			"waiting for the sender to take our messages\n",
+			s->number);
+	s->room_wait = 1;
+	return ret;
+}
+
+/* set_deadline: when the session's wait runs out: after its silence
+ * (wait_ms from now).  Its limit is looked at apart (next_due()). */
+void set_deadline(struct session *s)
+{
+	s->deadline = lab3_now_ms() + s->wait_ms;
+}
+
+/* ---- The window budget (-b) ---- */
+
+/* windows_of: how many windows the sessions from PEER's address hold. */
+static int windows_of(const struct window_budget *b, const char *peer)
+{
+	int n = 0;
+
+	for (int i = 0; i < *b->nsessions; i++) {
+		const struct session *s = b->sessions[i];
+
+		for (uint32_t w = 0; w < s->rx.nwindows; w++)
+			n += s->windows[w].held && same_host(s->peer, peer);
+	}
+	return n;
+}
+
+/* next_turn: whose turn it is for window memory, of the sessions that
+ * wait for it: one from the address that holds the fewest windows, the
+ * one that has waited longest of those.  One address's many sessions
+ * cannot keep another's waiting (nginx's limit_conn, for memory); a
+ * class from one address is served first come, first served. */
+static struct session *next_turn(const struct window_budget *b)
+{
+	struct session *next = NULL;
+	int fewest = 0;
+
+	for (int i = 0; i < b->nqueue; i++) {
+		int n = windows_of(b, b->queue[i]->peer);
+
+		if (next == NULL || n < fewest) {
+			next = b->queue[i];
+			fewest = n;
+		}
+	}
+	return next;
+}
+
+/* take_budget: BYTES of the window budget for S, if they are free and
+ * it is S's turn (next_turn()).  Returns 1 when S has them. */
+int take_budget(struct session *s, uint64_t bytes)
+{
+	struct window_budget *b = s->budget;
+
+	if ((b->nqueue > 0 && next_turn(b) != s) || b->used + bytes > b->bytes)
+		return 0;
+	b->used += bytes;
+	leave_queue(s);
+	return 1;
+}
+
+/* wait_for_budget: S waits, in the queue, for window memory: it is not
+ * waiting for its sender, so only its limit can end the wait.  Returns
+ * STEP_WAIT. */
+int wait_for_budget(struct session *s)
+{
+	join_queue(s);
+	s->waiting = 1;
+	s->room_wait = 0;
+	s->deadline = 0;
+	return STEP_WAIT;
+}
+
+/* give_back: W's chunk is stored (or its session over): let go of its
+ * pages and return its bytes to the budget; the session first in the
+ * queue gets its turn. */
+void give_back(struct session *s, struct window *w)
+{
+	struct window_budget *b = s->budget;
+
+	if (!w->held)
+		return;
+	w->held = 0;
+	b->used -= window_bytes(s);
+	if (w->buf != NULL)
+		madvise(w->buf, window_bytes(s), MADV_DONTNEED);
+	if (b->nqueue > 0)
+		next_turn(b)->woken = 1;
+}
+
+/* join_queue: S waits for window memory, after those already waiting. */
+void join_queue(struct session *s)
+{
+	struct window_budget *b = s->budget;
+	int i;
+
+	for (i = 0; i < b->nqueue && b->queue[i] != s; i++)
+		;
+	if (i == b->nqueue)
+		b->queue[b->nqueue++] = s;
+}
+
+/* leave_queue: S no longer waits for window memory. */
+void leave_queue(struct session *s)
+{
+	struct window_budget *b = s->budget;
+
+	for (int i = 0; i < b->nqueue; i++)
+		if (b->queue[i] == s) {
+			b->nqueue--;
+			memmove(&b->queue[i], &b->queue[i + 1],
+				(size_t)(b->nqueue - i) * sizeof(b->queue[0]));
+			if (b->nqueue > 0)
+				next_turn(b)->woken = 1;
+			return;
+		}
+}
