@@ -112,7 +112,7 @@ static int build_and_connect(struct lab3_conn *conn)
 		       conn_report_errno(conn, "rdma_connect", EIO);
 	ret = conn_wait_cm_event(conn, RDMA_CM_EVENT_ESTABLISHED);
 	if (ret == 0)
-		siw_nudge_arm(conn);
+		siw_nudge_arm(conn, lab3_now_ms());
 	return ret;
 	/* END SOLUTION */
 }

@@ -19,7 +19,7 @@
 #define NUDGE_MS 250
 
 /*
- * nudge: a zero-length RDMA WRITE, which places nothing and needs no
+ * A nudge: a zero-length RDMA WRITE, which places nothing and needs no
  * rkey, for Soft-iWARP's sake.  siw (Linux 6.1 and 6.12 alike) accepts a
  * connection by sending its MPA reply and only then hooks the queue pair
  * to the TCP socket: a first message that arrives in between waits in the
@@ -31,49 +31,35 @@
  * waiting message in.  Real iWARP adapters never need it, and to any
  * peer it is nothing.
  */
-static void nudge(struct lab3_conn *conn)
-{
-	struct ibv_send_wr wr = {
-		.wr_id = WR_ID(WR_WRITE, 0),
-		.opcode = IBV_WR_RDMA_WRITE,
-	};
 
-	conn->nudges--;
-	conn->nudge_at = lab3_now_ms() + NUDGE_MS;
-	if (conn->heard || conn->error != 0 || conn->disconnected) {
-		conn->nudges = 0;
-		return;
-	}
-	if (conn->credits == 0)
-		return;
-	if (conn->verbose)
-		fprintf(stderr, "%s: nothing heard yet: a zero-length RDMA "
-			"WRITE (iWARP)\n", conn->prog);
-	conn->credits--;
-	conn_post_send_wr(conn, &wr);
-}
-
-/* siw_nudge_arm: see provider.h and nudge(). */
-void siw_nudge_arm(struct lab3_conn *conn)
+/* siw_nudge_arm: see provider.h and the nudge above. */
+void siw_nudge_arm(struct lab3_conn *conn, long long now)
 {
 	if (conn->id->verbs->device->transport_type != IBV_TRANSPORT_IWARP)
 		return;
 	conn->nudges = NUDGES;
-	conn->nudge_at = lab3_now_ms() + NUDGE_MS;
+	conn->nudge_at = now + NUDGE_MS;
 }
 
-/* siw_nudge: see provider.h and nudge(). */
-long long siw_nudge(struct lab3_conn *conn, long long left)
+/* siw_nudge_due: see provider.h and the nudge above. */
+int siw_nudge_due(struct lab3_conn *conn, long long now, long long *left)
 {
-	long long now = lab3_now_ms();
+	int due = 0;
 
 	if (conn->nudges > 0 && now >= conn->nudge_at) {
-		nudge(conn);
-		now = lab3_now_ms();
+		conn->nudges--;
+		conn->nudge_at = now + NUDGE_MS;
+		if (conn->heard || conn->error != 0 || conn->disconnected)
+			conn->nudges = 0;
+		else
+			due = conn->credits > 0;
 	}
-	if (conn->nudges > 0 && conn->nudge_at - now < left)
-		left = conn->nudge_at > now ? conn->nudge_at - now : 0;
-	return left;
+	if (due && conn->verbose)
+		fprintf(stderr, "%s: nothing heard yet: a zero-length RDMA "
+			"WRITE (iWARP)\n", conn->prog);
+	if (conn->nudges > 0 && conn->nudge_at - now < *left)
+		*left = conn->nudge_at > now ? conn->nudge_at - now : 0;
+	return due;
 }
 
 /* iwarp_flushed_before_established: see provider.h. */

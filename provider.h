@@ -12,12 +12,13 @@
 #include "common.h"
 
 /* siw (Soft-iWARP) can miss a client's first message after accepting
- * (see nudge() in provider.c).  siw_nudge_arm(): the client's connection
- * is up; over iWARP, arm the nudges.  siw_nudge(): in the client's wait,
- * send one if it is due; returns LEFT, the ms the wait may block, cut
- * short to the next nudge. */
-void siw_nudge_arm(struct lab3_conn *conn);
-long long siw_nudge(struct lab3_conn *conn, long long left);
+ * (see the nudge in provider.c).  siw_nudge_arm(): the client's
+ * connection is up at NOW (ms); over iWARP, arm the nudges.
+ * siw_nudge_due(): in the client's wait at NOW, whether a nudge (a
+ * zero-length RDMA WRITE, which the caller posts) is due; *LEFT, the ms
+ * the wait may block, is cut short to the next one. */
+void siw_nudge_arm(struct lab3_conn *conn, long long now);
+int siw_nudge_due(struct lab3_conn *conn, long long now, long long *left);
 
 /* iWARP flushes the posted receives as soon as its TCP or MPA exchange
  * fails, often before rdma_cm's event (REJECTED, UNREACHABLE...) that
