@@ -193,8 +193,9 @@ BINDIR = $(PREFIX)/bin
 MAN1DIR = $(PREFIX)/share/man/man1
 MANPAGES = man/sender.1 man/receiver.1
 
-# With SERVICE=1, also the receiver as a systemd service (README, "The
-# receiver as a service"; tests/service.test checks it): the unit in
+# With SERVICE=1, also the receiver as a systemd service
+# (docs/instructor.md, "The receiver as a service"; tests/service.test
+# checks it): the unit in
 # $(UNITDIR), its user in $(SYSCONFDIR)/sysusers.d, and its options file
 # $(CONFFILE), which is never overwritten, nor removed by uninstall.
 SYSCONFDIR ?= /etc

@@ -23,7 +23,7 @@
 
 #include "protocol.h"
 
-/* Exit statuses of both programs, as documented in --help and the README. */
+/* Exit statuses of both programs, as documented in --help and docs/usage.md. */
 enum lab3_exit {
 	LAB3_EXIT_OK = 0,
 	LAB3_EXIT_USAGE = 1,		/* bad command line */

@@ -1,8 +1,8 @@
 /*
  * provider.c - what particular RDMA providers need beyond the verbs and
  * rdma_cm as specified (declared in provider.h).  Each hook is called
- * from one place in common.c or listener.c, names the provider that needs
- * it, and says why; on any other provider it does nothing.
+ * from one place in common.c, client.c or listener.c, names the provider
+ * that needs it, and says why; on any other provider it does nothing.
  */
 #include <errno.h>
 #include <stdio.h>
