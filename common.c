@@ -60,13 +60,19 @@ int conn_set_nonblocking(int fd, char *err, size_t err_len)
 	return 0;
 }
 
-/* now_ms: a monotonic clock in milliseconds, for deadlines. */
-static long long now_ms(void)
+/* lab3_now_us: see common.h. */
+long long lab3_now_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* lab3_now_ms: see common.h. */
+long long lab3_now_ms(void)
+{
+	return lab3_now_us() / 1000;
 }
 
 /* wc_opcode_name: the name of a completion's opcode, for traces and
@@ -191,7 +197,7 @@ int lab3_conn_event(struct lab3_conn *conn, const struct rdma_cm_event *event)
 	case RDMA_CM_EVENT_DISCONNECTED:
 		conn->disconnected = 1;
 		if (conn->settle_until == 0)
-			conn->settle_until = now_ms() + SETTLE_MS;
+			conn->settle_until = lab3_now_ms() + SETTLE_MS;
 		break;
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
@@ -302,7 +308,7 @@ static void wc_failed(struct lab3_conn *conn, const struct ibv_wc *wc)
 			   ibv_wc_status_str(wc->status),
 			   wc_status_meaning(kind, wc->status));
 	conn->error_from_wc = 1;
-	conn->settle_until = now_ms() + SETTLE_MS;
+	conn->settle_until = lab3_now_ms() + SETTLE_MS;
 }
 
 /* take_peer_error: the peer sent ERROR: its reason is why the connection
@@ -443,7 +449,7 @@ int lab3_wait_fds(struct pollfd *fds, nfds_t nfds, long long timeout_ms,
  */
 static int wait_once(struct lab3_conn *conn, int wait_ms)
 {
-	int ret = wait_until(conn, now_ms() + wait_ms);
+	int ret = wait_until(conn, lab3_now_ms() + wait_ms);
 
 	return ret > 0 ? lab3_time_out(conn, wait_ms) : ret;
 }
@@ -478,10 +484,10 @@ static int wait_until(struct lab3_conn *conn, long long deadline)
 
 		if (n != 0)
 			return n < 0 ? n : 0;
-		left = deadline - now_ms();
+		left = deadline - lab3_now_ms();
 		if (left <= 0)
 			return 1;
-		if (siw_nudge_due(conn, now_ms(), &left))	/* provider.h */
+		if (siw_nudge_due(conn, lab3_now_ms(), &left))	/* provider.h */
 			post_empty_write(conn);
 		fds[0].fd = conn->cm_channel->fd;
 		fds[0].events = POLLIN;
@@ -543,12 +549,6 @@ int lab3_time_out(struct lab3_conn *conn, int wait_ms)
 			  conn->awaiting);
 }
 
-/* lab3_now_ms: see common.h. */
-long long lab3_now_ms(void)
-{
-	return now_ms();
-}
-
 /* unsettled: the connection has ended (a failed completion, or the
  * peer's hang-up: settle_until is set then), and what ended with it is
  * not all known yet, for SETTLE_MS at most:
@@ -562,7 +562,7 @@ long long lab3_now_ms(void)
  *     is seen: the receiver's KEY, when the sender exits at once. */
 static int unsettled(const struct lab3_conn *conn)
 {
-	if (now_ms() >= conn->settle_until)
+	if (lab3_now_ms() >= conn->settle_until)
 		return 0;
 	return (conn->error_from_wc && !conn->recv_flushed) ||
 	       conn->credits < LAB3_SEND_DEPTH;
@@ -831,11 +831,11 @@ int conn_open_cm_id(struct rdma_event_channel **channel,
 /* lab3_disconnect: see common.h; the wait is DISCONNECT_WAIT_MS at most. */
 void lab3_disconnect(struct lab3_conn *conn)
 {
-	long long deadline = now_ms() + DISCONNECT_WAIT_MS, left;
+	long long deadline = lab3_now_ms() + DISCONNECT_WAIT_MS, left;
 
 	if (!lab3_disconnect_start(conn))
 		return;
-	while (!conn->disconnected && (left = deadline - now_ms()) > 0)
+	while (!conn->disconnected && (left = deadline - lab3_now_ms()) > 0)
 		if (wait_once(conn, (int)left) != 0)
 			break;
 }

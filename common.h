@@ -185,7 +185,9 @@ int lab3_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg, int wait_ms);
  * most WAIT_MS (0: the connection's timeout) of silence in between. */
 int lab3_flush(struct lab3_conn *conn, int wait_ms);
 
-/* A monotonic clock in milliseconds, for deadlines. */
+/* The programs' one clock: monotonic, in microseconds (for the times
+ * they report), and the same in milliseconds (for deadlines). */
+long long lab3_now_us(void);
 long long lab3_now_ms(void);
 
 /* ---- Messages, memory and RDMA WRITE ---- */

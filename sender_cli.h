@@ -43,7 +43,7 @@ struct sender_outcome {
 	enum lab3_exit status;
 };
 
-/* A monotonic clock in seconds, for timings. */
+/* lab3_now_us() in seconds, for the timings. */
 double now_s(void);
 
 /* The command line: options, <ip> <port> <file>, and the ID (the login

@@ -45,12 +45,8 @@ static void print_summary(const struct session *s)
 	const char *verdict = !s->has_verdict ? "none" :
 			      s->rx.verdict == LAB3_VERDICT_GOOD ? "good" :
 			      "bad";
-	struct timespec end;
-	double seconds;
+	double seconds = (double)(lab3_now_us() - s->start_us) / 1e6;
 
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	seconds = (double)(end.tv_sec - s->start.tv_sec) +
-		  (double)(end.tv_nsec - s->start.tv_nsec) / 1e9;
 	printf("session %u from %s: id %s, %llu bytes, verdict %s",
 	       s->number, s->peer, s->id[0] ? s->id : "-",
 	       (unsigned long long)s->rx.length, verdict);
@@ -283,7 +279,7 @@ static void new_session(struct server *srv, struct rdma_cm_id *id)
 		.life = LIFE_ACCEPTING,
 	};
 	srv->sessions[srv->nsessions++] = s;
-	clock_gettime(CLOCK_MONOTONIC, &s->start);
+	s->start_us = lab3_now_us();
 	snprintf(s->peer, sizeof(s->peer), "%s", peer);
 	if (lab3_accept_request(&srv->listener, id, &s->conn) != 0) {
 		snprintf(s->error, sizeof(s->error), "%s", s->conn.err);

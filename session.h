@@ -124,7 +124,7 @@ struct session {
 	struct lab3_conn conn;
 	unsigned number;
 	char peer[64];
-	struct timespec start;
+	long long start_us;		/* lab3_now_us() at its request */
 
 	/* The protocol's rules and counters (rules.h): the length, the
 	 * chunks, how many were offered, done and stored, the verdict. */
