@@ -3,18 +3,18 @@
  * RDMA WRITE, and trade a student ID for the secret key that proves it.
  *
  * Before any connection, the file is opened, hashed and mapped, so a
- * missing or unreadable file is reported at once.  Then the lab's sequence
- * (see protocol.h) is a line of states, one function each; the states and
- * which message each may take are the sender's rules, lab3_tx_* in
- * rules.h:
+ * missing or unreadable file is reported at once.  Then run() takes the
+ * lab's sequence (see protocol.h) one step after the other, one function
+ * each; the rules (lab3_tx_* in rules.h) name the state each step is in
+ * and judge every message the receiver sends:
  *
  *   CONNECT         resolve the receiver's address and route, connect
  *   SEND_FILE_INFO  1. the file's length, SHA-256 and name
  *   RECV_REGION     2. a window of the receiver's: addr, length, rkey, and
  *                      the file offset of the chunk it is for
  *   WRITE_CHUNK     3. RDMA WRITE that chunk of the file into it ...
- *   SEND_DONE          ... then say DONE; back to RECV_REGION while the
- *                      file has chunks left
+ *   SEND_DONE          ... then say DONE; steps 2 and 3 again while
+ *                      the file has chunks left
  *   RECV_VERDICT    4. good, or bad (exit 5)
  *   SEND_ID         5. the student's ID
  *   RECV_KEY        6. the secret key, printed as "secret key: HEX"
@@ -29,8 +29,9 @@
  * the link stays busy while the receiver hashes and stores the previous
  * chunk.
  *
- * The file reads top down: main(), the state machine, one function per
- * state in the lab's order, then the helpers they use.
+ * The file reads top down, in the order it runs: main(), the file
+ * (opened and hashed first), run() with the lab's sequence, one function
+ * per step in the lab's order, then the helpers they use.
  *
  * Any failure ends the run with one line on stderr and the exit status
  * that names its kind (enum lab3_exit in common.h).  The machinery around
@@ -108,9 +109,14 @@ struct sender {
 	char error[ERROR_LINE_MAX];	/* and the line that said so */
 };
 
-/* The state machine and its states, one function each, in the lab's
+/* Before connecting: the file, opened, hashed and mapped. */
+static int open_file(struct sender *s);
+static int hash_file(struct sender *s);
+
+/* The lab's sequence and its steps, one function each, in the lab's
  * order; each returns 0, or -1 after saying why the run failed. */
 static enum lab3_exit run(struct sender *s);
+static int step(struct sender *s, int (*do_step)(struct sender *s));
 static int connect_to_receiver(struct sender *s);	/* CONNECT */
 static int send_file_info(struct sender *s);		/* step 1 */
 static int recv_region(struct sender *s);		/* step 2 */
@@ -134,7 +140,6 @@ static int post_write_piece(struct sender *s, uint64_t offset, uint32_t len,
 static void sent(void *owner, uint64_t tag);
 static void release_pieces(struct sender *s);
 static void show_progress(struct sender *s, int final);
-static int open_file(struct sender *s);
 static int check_file_size(struct sender *s);
 
 /* ---- The run ---- */
@@ -191,41 +196,145 @@ out_close:
 	return status;
 }
 
-/* run: the state machine.  The state is the rules' (struct lab3_tx in
- * rules.h): each step does its work, and the rules say which comes
- * next, until the key has come or a step has failed. */
-static enum lab3_exit run(struct sender *s)
-{
-	int ret = 0;
+/* ---- Before connecting: the file ---- */
 
-	while (ret == 0 && s->tx.state != LAB3_TX_FINISHED) {
-		if (s->opt.verbose)
-			fprintf(stderr, "sender: state %s\n",
-				lab3_tx_state_name(s->tx.state));
-		lab3_tx_awaiting(&s->tx, s->conn.awaiting,
-				 sizeof(s->conn.awaiting));
-		switch (s->tx.state) {
-		case LAB3_TX_CONNECT:	ret = connect_to_receiver(s); break;
-		case LAB3_TX_SEND_FILE_INFO: ret = send_file_info(s); break;
-		case LAB3_TX_RECV_REGION: ret = recv_region(s); break;
-		case LAB3_TX_WRITE_CHUNK: ret = write_chunk(s); break;
-		case LAB3_TX_SEND_DONE:	ret = send_done(s); break;
-		case LAB3_TX_RECV_VERDICT: ret = recv_verdict(s); break;
-		case LAB3_TX_SEND_ID:	ret = send_id(s); break;
-		case LAB3_TX_RECV_KEY:	ret = recv_key(s); break;
-		default:	/* ENDED, yet the step went on */
-			ret = fail(s, LAB3_EXIT_PROTOCOL, "the run ended in "
-				   "state %s, yet its step returned 0 (after a "
-				   "bad verdict, it must fail the run: exit %d)",
-				   lab3_tx_state_name(s->tx.state),
-				   LAB3_EXIT_BAD_VERDICT);
-			break;
-		}
+/* open_file: open, hash and map the file, and take its base name.  The
+ * mapping is the RDMA source later: no copy of the data is ever made. */
+static int open_file(struct sender *s)
+{
+	const char *base = strrchr(s->opt.path, '/');
+	struct stat st;
+	char why[128];
+
+	s->fd = open(s->opt.path, O_RDONLY | O_CLOEXEC);
+	if (s->fd < 0 || fstat(s->fd, &st) != 0) {
+		fail(s, LAB3_EXIT_LOCAL, "%s: %s", s->opt.path,
+		     strerror(errno));
+		return -1;
 	}
-	return ret == 0 ? LAB3_EXIT_OK : s->exit_status;
+	if (S_ISDIR(st.st_mode)) {
+		fail(s, LAB3_EXIT_LOCAL, "%s: is a directory", s->opt.path);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fail(s, LAB3_EXIT_LOCAL, "%s: not a regular file", s->opt.path);
+		return -1;
+	}
+	s->size = (uint64_t)st.st_size;
+	s->size_known = 1;
+	if (hash_file(s) != 0)
+		return -1;
+	s->times.hashed = now_s();
+
+	if (s->size > 0) {
+		/* MAP_PRIVATE: on some kernels (Debian 12's 6.1) a shared
+		 * read-only mapping cannot be registered (EFAULT); read-only,
+		 * the private mapping is the file all the same.  Only the
+		 * chunk being written is ever pinned. */
+		s->data = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, s->fd, 0);
+		if (s->data == MAP_FAILED) {
+			s->data = NULL;
+			fail(s, LAB3_EXIT_LOCAL, "%s: mmap: %s", s->opt.path,
+			     strerror(errno));
+			return -1;
+		}
+		madvise(s->data, s->size, MADV_SEQUENTIAL);
+	}
+
+	/* Send the base name only if the receiver would accept it. */
+	base = base ? base + 1 : s->opt.path;
+	if (lab3_check_name(base, strlen(base), why, sizeof(why)) == 0)
+		snprintf(s->name, sizeof(s->name), "%s", base);
+	return 0;
 }
 
-/* ---- The states, in the lab's order ---- */
+/* hash_file: SHA-256 of the file in one streaming pass of read()s, the
+ * hash that step 1 sends.  read() rather than the mapping: a file cut
+ * short meanwhile is then an error, not a SIGBUS. */
+static int hash_file(struct sender *s)
+{
+	/* SOLUTION the file hash: SHA-256 of the whole file into s->sha256,
+	 * reading s->fd with read() in blocks of HASH_BLOCK and feeding
+	 * lab3_sha256_begin/add/end (common.h), the block malloc()ed.  A read
+	 * error is fail(s, LAB3_EXIT_LOCAL, ...); so is a total of bytes
+	 * read other than s->size (the file changed size meanwhile). */
+	struct lab3_sha256 h;
+	uint64_t total = 0;
+	uint8_t *buf;
+	ssize_t n;
+
+	buf = malloc(HASH_BLOCK);
+	if (buf == NULL || lab3_sha256_begin(&h) != 0) {
+		free(buf);
+		fail(s, LAB3_EXIT_LOCAL, "%s: out of memory", s->opt.path);
+		return -1;
+	}
+	while ((n = read(s->fd, buf, HASH_BLOCK)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || lab3_sha256_add(&h, buf, (size_t)n) != 0) {
+			fail(s, LAB3_EXIT_LOCAL, "%s: %s", s->opt.path,
+			     n < 0 ? strerror(errno) : "SHA-256 failed");
+			lab3_sha256_free(&h);
+			free(buf);
+			return -1;
+		}
+		total += (uint64_t)n;
+	}
+	free(buf);
+	if (lab3_sha256_end(&h, s->sha256) != 0 || total != s->size) {
+		fail(s, LAB3_EXIT_LOCAL, "%s: changed size while being read",
+		     s->opt.path);
+		return -1;
+	}
+	return 0;
+	/* END SOLUTION */
+}
+
+/* ---- The lab's sequence ---- */
+
+/* run: the lab's sequence, one step after the other: connect; step 1,
+ * FILE_INFO; then for each chunk of the file, step 2, its REGION, and
+ * step 3, its RDMA WRITEs and its DONE; then steps 4 to 6: the VERDICT,
+ * the ID and the KEY.  Each step returns 0, or -1 after saying why the
+ * run failed (s->exit_status); the rules (lab3_tx_* in rules.h) judge
+ * every message the receiver sends and keep the REGION being written. */
+static enum lab3_exit run(struct sender *s)
+{
+	if (step(s, connect_to_receiver) != 0 ||
+	    step(s, send_file_info) != 0)
+		return s->exit_status;
+	do {
+		if (step(s, recv_region) != 0 || step(s, write_chunk) != 0 ||
+		    step(s, send_done) != 0)
+			return s->exit_status;
+	} while (s->tx.next_offset < s->size);
+	if (step(s, recv_verdict) != 0)
+		return s->exit_status;
+	if (s->tx.state != LAB3_TX_SEND_ID) {	/* a bad verdict, and on */
+		fail(s, LAB3_EXIT_PROTOCOL, "the run ended in state %s, yet "
+		     "recv_verdict() returned 0 (after a bad verdict, it must "
+		     "fail the run: exit %d)", lab3_tx_state_name(s->tx.state),
+		     LAB3_EXIT_BAD_VERDICT);
+		return s->exit_status;
+	}
+	if (step(s, send_id) != 0 || step(s, recv_key) != 0)
+		return s->exit_status;
+	return LAB3_EXIT_OK;
+}
+
+/* step: run one step: with -v, say which state the rules are in; and
+ * name what its waits are for, which a timeout's message says. */
+static int step(struct sender *s, int (*do_step)(struct sender *s))
+{
+	if (s->opt.verbose)
+		fprintf(stderr, "sender: state %s\n",
+			lab3_tx_state_name(s->tx.state));
+	lab3_tx_awaiting(&s->tx, s->conn.awaiting, sizeof(s->conn.awaiting));
+	return do_step(s);
+}
+
+/* ---- The steps, in the lab's order ---- */
 
 /* connect_to_receiver: CONNECT, before step 1: resolve the receiver's
  * address and route, and connect.  A receiver busy with other sessions
@@ -649,101 +758,6 @@ static void show_progress(struct sender *s, int final)
 {
 	sender_show_progress(&s->opt, &s->times, s->name, s->bytes_done,
 			     s->size, final);
-}
-
-/* ---- Before connecting: the file and the ID ---- */
-
-/* hash_file: SHA-256 of the file in one streaming pass of read()s, the
- * hash that step 1 sends.  read() rather than the mapping: a file cut
- * short meanwhile is then an error, not a SIGBUS. */
-static int hash_file(struct sender *s)
-{
-	/* SOLUTION the file hash: SHA-256 of the whole file into s->sha256,
-	 * reading s->fd with read() in blocks of HASH_BLOCK and feeding
-	 * lab3_sha256_begin/add/end (common.h), the block malloc()ed.  A read
-	 * error is fail(s, LAB3_EXIT_LOCAL, ...); so is a total of bytes
-	 * read other than s->size (the file changed size meanwhile). */
-	struct lab3_sha256 h;
-	uint64_t total = 0;
-	uint8_t *buf;
-	ssize_t n;
-
-	buf = malloc(HASH_BLOCK);
-	if (buf == NULL || lab3_sha256_begin(&h) != 0) {
-		free(buf);
-		fail(s, LAB3_EXIT_LOCAL, "%s: out of memory", s->opt.path);
-		return -1;
-	}
-	while ((n = read(s->fd, buf, HASH_BLOCK)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || lab3_sha256_add(&h, buf, (size_t)n) != 0) {
-			fail(s, LAB3_EXIT_LOCAL, "%s: %s", s->opt.path,
-			     n < 0 ? strerror(errno) : "SHA-256 failed");
-			lab3_sha256_free(&h);
-			free(buf);
-			return -1;
-		}
-		total += (uint64_t)n;
-	}
-	free(buf);
-	if (lab3_sha256_end(&h, s->sha256) != 0 || total != s->size) {
-		fail(s, LAB3_EXIT_LOCAL, "%s: changed size while being read",
-		     s->opt.path);
-		return -1;
-	}
-	return 0;
-	/* END SOLUTION */
-}
-
-/* open_file: open, hash and map the file, and take its base name.  The
- * mapping is the RDMA source later: no copy of the data is ever made. */
-static int open_file(struct sender *s)
-{
-	const char *base = strrchr(s->opt.path, '/');
-	struct stat st;
-	char why[128];
-
-	s->fd = open(s->opt.path, O_RDONLY | O_CLOEXEC);
-	if (s->fd < 0 || fstat(s->fd, &st) != 0) {
-		fail(s, LAB3_EXIT_LOCAL, "%s: %s", s->opt.path,
-		     strerror(errno));
-		return -1;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		fail(s, LAB3_EXIT_LOCAL, "%s: is a directory", s->opt.path);
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		fail(s, LAB3_EXIT_LOCAL, "%s: not a regular file", s->opt.path);
-		return -1;
-	}
-	s->size = (uint64_t)st.st_size;
-	s->size_known = 1;
-	if (hash_file(s) != 0)
-		return -1;
-	s->times.hashed = now_s();
-
-	if (s->size > 0) {
-		/* MAP_PRIVATE: on some kernels (Debian 12's 6.1) a shared
-		 * read-only mapping cannot be registered (EFAULT); read-only,
-		 * the private mapping is the file all the same.  Only the
-		 * chunk being written is ever pinned. */
-		s->data = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, s->fd, 0);
-		if (s->data == MAP_FAILED) {
-			s->data = NULL;
-			fail(s, LAB3_EXIT_LOCAL, "%s: mmap: %s", s->opt.path,
-			     strerror(errno));
-			return -1;
-		}
-		madvise(s->data, s->size, MADV_SEQUENTIAL);
-	}
-
-	/* Send the base name only if the receiver would accept it. */
-	base = base ? base + 1 : s->opt.path;
-	if (lab3_check_name(base, strlen(base), why, sizeof(why)) == 0)
-		snprintf(s->name, sizeof(s->name), "%s", base);
-	return 0;
 }
 
 /* check_file_size: fail if the file no longer has the size it was hashed
