@@ -1009,6 +1009,18 @@ int lab3_wait_for_room(struct lab3_conn *conn, int wait_ms)
 	return 0;
 }
 
+/* take_credit: one credit, whatever the connection's state (the ERROR
+ * that ends a connection still goes out: lab3_post_error()): 0, or
+ * -EAGAIN when the send queue is full.  The one place a credit is
+ * taken. */
+static int take_credit(struct lab3_conn *conn)
+{
+	if (conn->credits == 0)
+		return -EAGAIN;
+	conn->credits--;
+	return 0;
+}
+
 /* conn_take_credit: one credit for a work request about to be posted: 0, or
  * -EAGAIN when the send queue is full or the connection settles (see
  * unsettled()), or the connection's error.  Never waits. */
@@ -1016,10 +1028,7 @@ int conn_take_credit(struct lab3_conn *conn)
 {
 	if (conn->error != 0)
 		return lab3_settling(conn) ? -EAGAIN : conn->error;
-	if (conn->credits == 0)
-		return -EAGAIN;
-	conn->credits--;
-	return 0;
+	return take_credit(conn);
 }
 
 /* conn_post_send_wr: post WR on the send queue, signaled, under a credit the
@@ -1164,11 +1173,10 @@ int lab3_post_error(struct lab3_conn *conn, enum lab3_error_code code,
 
 	if (!error_allowed(conn))
 		return -ENOTCONN;
-	if (conn->credits == 0)
+	if (take_credit(conn) != 0)
 		return -EAGAIN;
 	msg.error.code = code;
 	snprintf(msg.error.reason, sizeof(msg.error.reason), "%s", reason);
-	conn->credits--;
 	return post_encoded(conn, &msg, 0);
 }
 

@@ -111,9 +111,10 @@ int lab3_send_bytes(struct lab3_conn *conn, const void *bytes, size_t len)
 	if (len > sizeof(union lab3_wire_msg))
 		return -EINVAL;
 	ret = lab3_wait_for_room(conn, 0);
+	if (ret == 0)
+		ret = conn_take_credit(conn);
 	if (ret != 0)
 		return ret;
-	conn->credits--;
 	memcpy(conn_send_buffer(conn), bytes, len);
 	ret = conn_post_send_buffer(conn, (uint32_t)len, 0);
 	return ret != 0 ? ret : lab3_flush(conn, 0);
