@@ -13,6 +13,20 @@
 # first served would make that about 48 s).
 . tests/e2e/lib.sh
 
+# sessions_reached STATE N WHAT: wait (polled: no event to block on; at
+# most 30 s) until N sessions of the receiver's -v trace have entered
+# STATE, or fail naming WHAT.
+sessions_reached() {
+	local reached=0
+	for _ in $(seq 300); do
+		reached=$(grep "state $1" "$RX_DIR/stderr" |
+			grep -o "session [0-9]*:" | sort -u | wc -l)
+		[ "$reached" -ge "$2" ] && return 0
+		sleep 0.1
+	done
+	fail "$3 did not start ($reached of $2 in state $1)"
+}
+
 [ -n "${RXE_ADDR6:-}" ] || fail "RXE_ADDR6 is not set: the bed gave no IPv6 address"
 start_receiver -v -c 4 -w 64K -n 2 -b 1M -k "$TEST_TMP/secret" || fail "no receiver"
 pids=()
@@ -21,15 +35,7 @@ for i in 1 2 3 4; do
 		>"$TEST_TMP/dribble$i" &
 	pids+=($!)
 done
-# Wait (polled: no event to block on; at most 30 s) until all four are
-# writing their files.
-for _ in $(seq 300); do
-	writing=$(grep "state RECV_DONE" "$RX_DIR/stderr" |
-		grep -o "session [0-9]*:" | sort -u | wc -l)
-	[ "$writing" -ge 4 ] && break
-	sleep 0.1
-done
-[ "$writing" -ge 4 ] || fail "the four slow sessions did not start ($writing)"
+sessions_reached RECV_DONE 4 "the four slow sessions"
 
 make_file "$TEST_TMP/one" 100000
 run_sender -t 5 -i fifth "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/one"
@@ -71,13 +77,7 @@ for i in 1 2 3; do
 		>"$TEST_TMP/turns$i" &
 	pids+=($!)
 done
-for _ in $(seq 300); do
-	asked=$(grep "state SEND_REGION" "$RX_DIR/stderr" |
-		grep -o "session [0-9]*:" | sort -u | wc -l)
-	[ "$asked" -ge 3 ] && break
-	sleep 0.1
-done
-[ "$asked" -ge 3 ] || fail "the three slow sessions did not start ($asked)"
+sessions_reached SEND_REGION 3 "the three slow sessions"
 make_file "$TEST_TMP/four" $((4 * 65536))
 start=$SECONDS
 run_sender -t 30 -i turns "$RXE_ADDR6" "$RX_PORT" "$TEST_TMP/four"
