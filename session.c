@@ -166,21 +166,26 @@ static int windows_of(const struct window_budget *b, const char *peer)
 }
 
 /* next_turn: whose turn it is for window memory, of the sessions that
- * wait for it: one from the address that holds the fewest windows, the
- * one that has waited longest of those.  One address's many sessions
- * cannot keep another's waiting (nginx's limit_conn, for memory); a
- * class from one address is served first come, first served. */
+ * wait for it: one from the address that holds the fewest windows, and
+ * of those, one from another address than the last turn's (when the
+ * budget holds one window, every address holds none when it comes
+ * free: the turns then go round the addresses); the one that has waited
+ * longest of those.  One address's many sessions cannot keep another's
+ * waiting (nginx's limit_conn, for memory); a class from one address is
+ * served first come, first served. */
 static struct session *next_turn(const struct window_budget *b)
 {
 	struct session *next = NULL;
-	int fewest = 0;
+	int best = 0;
 
 	for (int i = 0; i < b->nqueue; i++) {
-		int n = windows_of(b, b->queue[i]->peer);
+		const char *peer = b->queue[i]->peer;
+		int rank = 2 * windows_of(b, peer) +
+			   same_host(peer, b->last_turn);
 
-		if (next == NULL || n < fewest) {
+		if (next == NULL || rank < best) {
 			next = b->queue[i];
-			fewest = n;
+			best = rank;
 		}
 	}
 	return next;
@@ -195,6 +200,7 @@ int take_budget(struct session *s, uint64_t bytes)
 	if ((b->nqueue > 0 && next_turn(b) != s) || b->used + bytes > b->bytes)
 		return 0;
 	b->used += bytes;
+	snprintf(b->last_turn, sizeof(b->last_turn), "%s", s->peer);
 	leave_queue(s);
 	return 1;
 }

@@ -80,6 +80,7 @@ struct window_budget {
 	int nqueue;
 	struct session *const *sessions;	/* all of the server's, to */
 	const int *nsessions;			/* count each address's */
+	char last_turn[64];			/* the peer that took the last */
 };
 
 /* What the files of all sessions take of the -o directory (store.c):
