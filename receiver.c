@@ -96,8 +96,9 @@ static int give_up(struct session *s, enum lab3_error_code code,
 static int tell_error(struct session *s, enum lab3_error_code code);
 static struct window *chunk_window(struct session *s, uint64_t chunk);
 static int setup_windows(struct session *s);
-static int plant_canaries(struct window *w);
-static int find_canary(const struct window *w, uint64_t *at);
+static void plant_canaries(const struct session *s, struct window *w);
+static int find_canary(const struct session *s, const struct window *w,
+		       uint64_t *at);
 
 /* ---- One session: the state machine ---- */
 
@@ -199,9 +200,7 @@ static int send_region(struct session *s)
 
 		w->offset = offset;
 		w->length = length;
-		if (plant_canaries(w) != 0)
-			return give_up(s, LAB3_ERR_INTERNAL, "cannot get "
-				       "random bytes: %s", strerror(errno));
+		plant_canaries(s, w);
 		if (w->length > 0) {
 			ret = lab3_reg_mr(&s->conn, w->buf, w->length,
 					  IBV_ACCESS_LOCAL_WRITE |
@@ -257,7 +256,7 @@ static int store_chunk(struct session *s)
 		ibv_dereg_mr(w->mr);
 		w->mr = NULL;
 	}
-	if (w->stored == 0 && find_canary(w, &unwritten))
+	if (w->stored == 0 && find_canary(s, w, &unwritten))
 		return give_up(s, LAB3_ERR_PROTOCOL, "chunk at offset %llu: "
 			       "nothing was written at window offset %llu "
 			       "(a DONE before its RDMA WRITEs, or none?)",
@@ -561,13 +560,12 @@ static int setup_windows(struct session *s)
 			return -1;
 		}
 		s->windows[i].buf = buf;
-		s->windows[i].canary = calloc(size / CANARY_STRIDE + 1,
-					      sizeof(uint64_t));
-		if (s->windows[i].canary == NULL) {
-			give_up(s, LAB3_ERR_RESOURCES, "cannot allocate "
-				"a window's canaries");
-			return -1;
-		}
+	}
+	if (getrandom(&s->canary_key, sizeof(s->canary_key), 0) !=
+	    sizeof(s->canary_key)) {
+		give_up(s, LAB3_ERR_INTERNAL, "cannot get random bytes: %s",
+			strerror(errno));
+		return -1;
 	}
 	if (lab3_sha256_begin(&s->hash) != 0) {
 		give_up(s, LAB3_ERR_INTERNAL, "cannot start SHA-256");
@@ -590,7 +588,6 @@ void free_windows(struct session *s)
 		give_back(s, &s->windows[i]);
 		if (s->windows[i].buf != NULL)
 			munmap(s->windows[i].buf, size);
-		free(s->windows[i].canary);
 	}
 	leave_queue(s);
 	lab3_sha256_free(&s->hash);
@@ -609,39 +606,48 @@ static uint64_t canaries(uint64_t length)
 	       (length - sizeof(uint64_t)) / CANARY_STRIDE + 1;
 }
 
-/* plant_canaries: before W is offered for its chunk, put a fresh random
- * word at the start of each CANARY_STRIDE bytes of it: unpredictable, so
- * a sender cannot leave them as they are and still announce the bytes
- * the window would hold.  Its WRITEs replace them; find_canary() looks
- * for one left.  The rest of the window keeps what it held.  0, or -1
- * (errno set). */
-static int plant_canaries(struct window *w)
+/* canary: the word planted at the start of the Ith CANARY_STRIDE bytes
+ * of the chunk at file offset OFFSET: splitmix64 (a published 64-bit
+ * mixer, a bijection) of the session's random key and the word's place.
+ * The sender never reads a window, so without the key it cannot tell
+ * what one holds; a key is the session's alone, drawn once
+ * (setup_windows()), so whatever a session learns of its canaries is no
+ * use to the next. */
+static uint64_t canary(uint64_t key, uint64_t offset, uint64_t i)
 {
-	uint64_t n = canaries(w->length);
-	size_t len = n * sizeof(uint64_t), got = 0;
+	uint64_t z = key ^ (offset + i * CANARY_STRIDE);
 
-	while (got < len) {
-		ssize_t r = getrandom((uint8_t *)w->canary + got, len - got, 0);
+	z += 0x9e3779b97f4a7c15ULL;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
 
-		if (r < 0 && errno != EINTR)
-			return -1;
-		if (r > 0)
-			got += (size_t)r;
+/* plant_canaries: before W is offered for its chunk, put its canary()
+ * word at the start of each CANARY_STRIDE bytes of it: unpredictable,
+ * so a sender cannot leave them as they are and still announce the
+ * bytes the window would hold.  Its WRITEs replace them; find_canary()
+ * looks for one left.  The rest of the window keeps what it held. */
+static void plant_canaries(const struct session *s, struct window *w)
+{
+	for (uint64_t i = 0; i < canaries(w->length); i++) {
+		uint64_t word = canary(s->canary_key, w->offset, i);
+
+		memcpy(w->buf + i * CANARY_STRIDE, &word, sizeof(word));
 	}
-	for (uint64_t i = 0; i < n; i++)
-		memcpy(w->buf + i * CANARY_STRIDE, &w->canary[i],
-		       sizeof(uint64_t));
-	return 0;
 }
 
 /* find_canary: after W's DONE, succeed if a canary is still in its chunk,
  * with its window offset in *AT: bytes that no WRITE reached.  (A WRITE
  * that wrote the very same 8 bytes would be taken for none: 1 in 2^64.) */
-static int find_canary(const struct window *w, uint64_t *at)
+static int find_canary(const struct session *s, const struct window *w,
+		       uint64_t *at)
 {
 	for (uint64_t i = 0; i < canaries(w->length); i++) {
-		if (memcmp(w->buf + i * CANARY_STRIDE, &w->canary[i],
-			   sizeof(uint64_t)) == 0) {
+		uint64_t word = canary(s->canary_key, w->offset, i);
+
+		if (memcmp(w->buf + i * CANARY_STRIDE, &word,
+			   sizeof(word)) == 0) {
 			*at = i * CANARY_STRIDE;
 			return 1;
 		}

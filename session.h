@@ -64,9 +64,6 @@ struct window {
 	uint64_t length;		/* and that chunk's length */
 	uint64_t stored;		/* bytes of it hashed and stored */
 	int held;			/* it holds its bytes of the budget */
-	uint64_t *canary;		/* the random word planted at the start
-					 * of each CANARY_STRIDE bytes of its
-					 * chunk (receiver.c) */
 };
 
 /* The budget of window memory that all sessions share (-b): a window
@@ -138,6 +135,7 @@ struct session {
 	 * k % rx.nwindows. */
 	struct window windows[LAB3_WINDOWS_MAX];
 	struct lab3_sha256 hash;		/* of the chunks stored */
+	uint64_t canary_key;			/* random: receiver.c canary() */
 	int tmp_fd;				/* -o: the file being built */
 	char tmp_path[PATH_MAX];
 	uint64_t pending;			/* bytes of it yet to write */
