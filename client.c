@@ -91,7 +91,8 @@ static int build_and_connect(struct lab3_conn *conn)
 	 * message buffers, the receives posted); then rdma_connect() with
 	 * conn_params() and conn_wait_cm_event() for
 	 * RDMA_CM_EVENT_ESTABLISHED.  A failed rdma_connect():
-	 * conn_report_errno(conn, "rdma_connect", EIO) (it sets errno),
+	 * conn_report_errno(conn, "rdma_connect", EIO) (rdma_connect()
+	 * sets errno; conn_report_errno() reads it),
 	 * but ECONNREFUSED (iWARP: nobody listens) is
 	 * conn_error(conn, -ECONNREFUSED, "%s", conn_no_listener_msg).
 	 * Once connected, siw_nudge_arm(conn). */
@@ -153,8 +154,9 @@ int lab3_post_write(struct lab3_conn *conn, struct ibv_mr *mr,
 		    uint32_t rkey, uint64_t tag)
 {
 	/* SOLUTION verbs the RDMA WRITE: One SGE for the LEN bytes at LOCAL
-	 * (lkey: mr->lkey); one work request, opcode IBV_WR_RDMA_WRITE,
-	 * wr.rdma.remote_addr REMOTE_ADDR and wr.rdma.rkey RKEY, signaled
+	 * (lkey: mr->lkey); one struct ibv_send_wr, opcode
+	 * IBV_WR_RDMA_WRITE, its fields wr.rdma.remote_addr REMOTE_ADDR and
+	 * wr.rdma.rkey RKEY (for a variable named wr: wr.wr.rdma.rkey), signaled
 	 * (IBV_SEND_SIGNALED), wr_id WR_ID(WR_WRITE, tag) so that
 	 * lab3_poll() knows its completion.  Take a credit first
 	 * (conn_take_credit(): its -EAGAIN says the send queue is full),

@@ -667,7 +667,9 @@ static int create_qp(struct lab3_conn *conn, int on_id)
 			.max_recv_sge = 1,
 		},
 		.qp_type = IBV_QPT_RC,
-		.sq_sig_all = 1,	/* every work request completes */
+		/* A send completes only if posted IBV_SEND_SIGNALED; ours
+		 * all are, since a completion gives the credit back. */
+		.sq_sig_all = 0,
 	};
 
 	errno = 0;

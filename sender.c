@@ -422,9 +422,13 @@ static int recv_region(struct sender *s)
 static int write_chunk(struct sender *s)
 {
 	/* SOLUTION step 3: RDMA-WRITE the chunk s->tx.region names
-	 * (region.length bytes of the file from region.offset, to region.addr
-	 * under region.rkey) in pieces of at most min(s->conn.max_msg_size,
-	 * s->piece_max) bytes, each with post_write_piece(), whose wait_ms is
+	 * (region.length bytes of the file from region.offset, under
+	 * region.rkey) in pieces of at most min(s->conn.max_msg_size,
+	 * s->piece_max) bytes: the piece that starts DONE bytes into the
+	 * chunk goes from file offset region.offset + DONE to the remote
+	 * address region.addr + DONE (not to region.addr each time: only a
+	 * chunk of many pieces shows that mistake).  Post each with
+	 * post_write_piece(), whose wait_ms is
 	 * lab3_wait_for_bytes() of one piece; do not wait for them.  First
 	 * check_file_size() if the chunk is not empty.  post_write_piece()'s
 	 * -ENOMEM, -EPERM or -EAGAIN (the piece could not be registered,
