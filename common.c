@@ -383,6 +383,32 @@ static void take_sent(struct lab3_conn *conn, const struct ibv_wc *wc)
 		conn->sent(conn->owner, WR_REST(wc->wr_id));
 }
 
+/* wr_id_fits: whether a successful completion's wr_id names the kind of
+ * work request its opcode says it was: a receive, a SEND or an RDMA
+ * WRITE.  (A failed completion has no opcode to compare.) */
+static int wr_id_fits(const struct ibv_wc *wc)
+{
+	unsigned kind = WR_KIND(wc->wr_id);
+
+	if (wc->opcode & IBV_WC_RECV)
+		return kind == WR_RECV;
+	if (wc->opcode == IBV_WC_RDMA_WRITE)
+		return kind == WR_WRITE;
+	return kind == WR_SEND;
+}
+
+/* wr_id_error: our own work request completed with a wr_id that does not
+ * say what it was: the poster's mistake, not the peer's. */
+static void wr_id_error(struct lab3_conn *conn, const struct ibv_wc *wc)
+{
+	conn_error(conn, -EINVAL, "our own %s completed with wr_id 0x%llx, "
+		   "which names no %s of ours (post a WRITE with wr_id "
+		   "WR_ID(WR_WRITE, tag), as its completion is known by)",
+		   wc_opcode_name(wc->opcode),
+		   (unsigned long long)wc->wr_id,
+		   wc_opcode_name(wc->opcode));
+}
+
 /* lab3_poll: see common.h.  The CQ is armed for one notification once it
  * is empty, and then looked at again: a completion may have slipped in
  * before the arming, and would not wake the completion channel. */
@@ -401,7 +427,10 @@ int lab3_poll(struct lab3_conn *conn)
 		for (int i = 0; i < n; i++) {
 			trace_wc(conn, &wc[i]);
 			if (wc[i].status == IBV_WC_SUCCESS &&
-			    WR_KIND(wc[i].wr_id) == WR_RECV)
+			    !wr_id_fits(&wc[i]))
+				wr_id_error(conn, &wc[i]);
+			else if (wc[i].status == IBV_WC_SUCCESS &&
+				 WR_KIND(wc[i].wr_id) == WR_RECV)
 				take_recv(conn, &wc[i]);
 			else if (WR_KIND(wc[i].wr_id) == WR_RECV)
 				wc_failed(conn, &wc[i]);

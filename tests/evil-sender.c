@@ -37,6 +37,12 @@
  *                receiver must end the session at the first DONE (the
  *                line then says "the receiver stopped it" and why); a
  *                verdict, good or bad, is a let-through (exit 3).
+ *   wrong-wr-id  The chunk's RDMA WRITE posted straight to the QP with
+ *                wr_id 0, which names a receive: its own completion
+ *                handling (lab3_poll()) must stop it with -EINVAL and
+ *                blame the wr_id, not the receiver (the line then says
+ *                "its own completion handling stopped it" and why; exit
+ *                3 if it did not).
  *   dribble      Slowly: DRIBBLE_PAUSE_S seconds of nothing before each
  *                chunk's WRITEs and DONE: never silent for long, but far
  *                slower than any link.  A receiver's rate floor must end
@@ -454,6 +460,48 @@ static int no_done(struct evil *e)
 	if (ret == 0)
 		ret = write_bytes(e, 0, (uint32_t)e->size);
 	return ret ? ret : lab3_recv_msg(&e->conn, &msg, 120 * 1000);
+}
+
+/* wrong_wr_id: the chunk's WRITE with a wr_id that names a receive,
+ * posted as a student's sender might; then wait for a message, which
+ * polls the completion. */
+static int wrong_wr_id(struct evil *e)
+{
+	struct lab3_msg msg;
+	struct ibv_send_wr *bad_wr;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = {
+		.wr_id = 0,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	int ret = send_info(e, e->size);
+
+	if (ret == 0)
+		ret = recv_type(e, LAB3_MSG_REGION, &e->region);
+	if (ret != 0)
+		return ret;
+	sge = (struct ibv_sge){
+		.addr = (uintptr_t)e->data,
+		.length = (uint32_t)e->region.region.length,
+		.lkey = e->mr->lkey,
+	};
+	wr.wr.rdma.remote_addr = e->region.region.addr;
+	wr.wr.rdma.rkey = e->region.region.rkey;
+	ret = ibv_post_send(e->conn.qp, &wr, &bad_wr);
+	if (ret != 0) {
+		snprintf(e->conn.err, sizeof(e->conn.err),
+			 "ibv_post_send: %s", strerror(ret));
+		return -ret;
+	}
+	ret = lab3_recv_msg(&e->conn, &msg, 10 * 1000);
+	snprintf(e->what, sizeof(e->what), "wrong-wr-id: %s",
+		 ret == -EINVAL ? "its own completion handling stopped it" :
+		 "its own completion handling let it through");
+	e->status = ret == -EINVAL ? 0 : EVIL_EXIT_LET_THROUGH;
+	return 0;
 }
 
 /* Gone after each step. */
@@ -874,6 +922,7 @@ static const struct evil_mode modes[] = {
 	{ "bad-hash", bad_hash },
 	{ "stale-write", stale_write },
 	{ "unwritten", unwritten },
+	{ "wrong-wr-id", wrong_wr_id },
 	{ "dribble", dribble },
 	{ "starve", starve },
 };

@@ -1,5 +1,6 @@
 # A sender that breaks the protocol (tests/evil-sender) in every way it
-# knows, one session each.  For every case: the receiver logs one clear
+# knows, one session each (and one that breaks its own completions).
+# For every case: the receiver logs one clear
 # line (its summary, saying the session failed or the verdict was bad),
 # no file appears in its output directory, no key is released, and the
 # receiver completes a normal transfer right after.
@@ -57,6 +58,17 @@ for size in 5000 1M; do
 		"unwritten $size"
 	expect_saved_only "$out"
 done
+
+# A WRITE posted with a wr_id that names a receive: the sender's own
+# completion handling says so, and does not blame the receiver.
+line=$(tests/evil-sender wrong-wr-id "$RXE_ADDR" "$RX_PORT") ||
+	fail "wrong-wr-id: $line"
+case $line in
+"evil-sender: wrong-wr-id: its own completion handling stopped it: our own RDMA_WRITE completed with wr_id 0x0, which names no RDMA_WRITE of ours"*) ;;
+*) fail "wrong-wr-id: $line" ;;
+esac
+expect_summary "verdict none, [0-9.]+ s, failed: " "wrong-wr-id"
+expect_saved_only "$out"
 
 stop_receiver
 expect_status 0 "$RX_STATUS" "receiver after SIGTERM"
