@@ -1,13 +1,13 @@
 /*
  * client.c - the client side of a connection, which only the sender is
  * (declared in common.h): resolve the receiver's address and a route to
- * it, build the connection on that device and connect; register what an
- * RDMA WRITE reads, and post the WRITE.  The server side is listener.c;
- * what both sides share, common.c.
+ * it, build the connection on that device and connect; post an RDMA
+ * WRITE.  The server side is listener.c; what both sides share, common.c
+ * (the resources, registration, posting and the completions).
  *
  * These are the lab's own verbs, in the order a client calls them.  In
  * the students' kit of depth verbs, each function's body is theirs to
- * write.
+ * write, as are common.c's verbs regions.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -94,8 +94,7 @@ static int build_and_connect(struct lab3_conn *conn)
 	 * conn_report_errno(conn, "rdma_connect", EIO) (rdma_connect()
 	 * sets errno; conn_report_errno() reads it),
 	 * but ECONNREFUSED (iWARP: nobody listens) is
-	 * conn_error(conn, -ECONNREFUSED, "%s", conn_no_listener_msg).
-	 * Once connected, siw_nudge_arm(conn). */
+	 * conn_error(conn, -ECONNREFUSED, "%s", conn_no_listener_msg). */
 	struct rdma_conn_param param = conn_params();
 	int ret = conn_build_resources(conn, 1);
 
@@ -111,10 +110,7 @@ static int build_and_connect(struct lab3_conn *conn)
 		       conn_error(conn, -ECONNREFUSED, "%s",
 				  conn_no_listener_msg) :
 		       conn_report_errno(conn, "rdma_connect", EIO);
-	ret = conn_wait_cm_event(conn, RDMA_CM_EVENT_ESTABLISHED);
-	if (ret == 0)
-		siw_nudge_arm(conn, lab3_now_ms());
-	return ret;
+	return conn_wait_cm_event(conn, RDMA_CM_EVENT_ESTABLISHED);
 	/* END SOLUTION */
 }
 
@@ -128,24 +124,14 @@ int lab3_connect(struct lab3_conn *conn, const char *host, const char *port)
 			      sizeof(conn->err));
 	if (ret == 0)
 		ret = resolve_addr_and_route(conn, host, port);
-	return ret != 0 ? ret : build_and_connect(conn);
+	if (ret == 0)
+		ret = build_and_connect(conn);
+	if (ret == 0)
+		siw_nudge_arm(conn, lab3_now_ms());	/* provider.h */
+	return ret;
 }
 
 /* ---- The RDMA WRITE ---- */
-
-/* lab3_reg_source: see common.h. */
-int lab3_reg_source(struct lab3_conn *conn, const void *addr, size_t len,
-		    struct ibv_mr **mr)
-{
-	/* SOLUTION verbs the registration: ibv_reg_mr() of the LEN bytes at
-	 * ADDR on conn->pd, with no access flags (the local NIC may always
-	 * read what is registered; nobody else may touch it), into *MR
-	 * (ibv_reg_mr() takes a pointer that is not const: cast ADDR); if
-	 * it fails, return conn_reg_error(conn, len), which reads errno. */
-	*mr = ibv_reg_mr(conn->pd, (void *)addr, len, 0);
-	return *mr != NULL ? 0 : conn_reg_error(conn, len);
-	/* END SOLUTION */
-}
 
 /* lab3_post_write: see common.h.  Post only: the completion comes back
  * through lab3_poll() like any other, and to conn->sent with TAG. */
@@ -156,24 +142,21 @@ int lab3_post_write(struct lab3_conn *conn, struct ibv_mr *mr,
 	/* SOLUTION verbs the RDMA WRITE: One SGE for the LEN bytes at LOCAL
 	 * (lkey: mr->lkey); one struct ibv_send_wr, opcode
 	 * IBV_WR_RDMA_WRITE, its fields wr.rdma.remote_addr REMOTE_ADDR and
-	 * wr.rdma.rkey RKEY (for a variable named wr: wr.wr.rdma.rkey), signaled
-	 * (IBV_SEND_SIGNALED), wr_id WR_ID(WR_WRITE, tag) so that
-	 * lab3_poll() knows its completion.  Take a credit first
-	 * (conn_take_credit(): its -EAGAIN says the send queue is full),
-	 * then ibv_post_send() on conn->qp, whose result goes through
-	 * conn_posted().  (conn_post_send_wr() posts the messages' SENDs
-	 * this way; the WRITE is yours to write out.) */
+	 * wr.rdma.rkey RKEY (for a variable named wr: wr.wr.rdma.rkey), and
+	 * wr_id WR_ID(WR_WRITE, tag), by which lab3_poll() knows its
+	 * completion.  Take a send credit first (conn_take_credit(): its
+	 * -EAGAIN says the send queue is full), then post it with
+	 * conn_post_send_wr(), your own. */
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)local,
 		.length = len,
 		.lkey = mr->lkey,
 	};
-	struct ibv_send_wr *bad_wr, wr = {
+	struct ibv_send_wr wr = {
 		.wr_id = WR_ID(WR_WRITE, tag),
 		.sg_list = &sge,
 		.num_sge = 1,
 		.opcode = IBV_WR_RDMA_WRITE,
-		.send_flags = IBV_SEND_SIGNALED,
 		.wr.rdma = {
 			.remote_addr = remote_addr,
 			.rkey = rkey,
@@ -181,8 +164,6 @@ int lab3_post_write(struct lab3_conn *conn, struct ibv_mr *mr,
 	};
 	int ret = conn_take_credit(conn);
 
-	if (ret != 0)
-		return ret;
-	return conn_posted(conn, ibv_post_send(conn->qp, &wr, &bad_wr));
+	return ret != 0 ? ret : conn_post_send_wr(conn, &wr);
 	/* END SOLUTION */
 }

@@ -217,6 +217,17 @@ int lab3_conn_event(struct lab3_conn *conn, const struct rdma_cm_event *event)
  * waits here. */
 static int handle_cm_event(struct lab3_conn *conn)
 {
+	/* SOLUTION verbs the CM event: Take one event from conn->cm_channel
+	 * with rdma_get_cm_event().  The channel is non-blocking (the wait
+	 * that calls this has poll()ed its fd): with no event there, the
+	 * call returns -1 with errno EAGAIN, and you return 0.  Another
+	 * failure: return conn_error(conn, -errno, "rdma_get_cm_event: %s",
+	 * strerror(errno)).  An event for another cm_id than conn->id counts
+	 * as none (0; under conn->verbose print its rdma_event_str()); one
+	 * for conn->id goes to lab3_conn_event(), whose result you return.
+	 * Either way rdma_ack_cm_event() it when you are done with it:
+	 * rdma_destroy_id() waits until every event of its cm_id has been
+	 * acknowledged. */
 	struct rdma_cm_event *event;
 	int ret = 1;
 
@@ -238,6 +249,7 @@ static int handle_cm_event(struct lab3_conn *conn)
 	}
 	rdma_ack_cm_event(event);
 	return ret;
+	/* END SOLUTION */
 }
 
 /* ---- Completions ---- */
@@ -246,6 +258,14 @@ static int handle_cm_event(struct lab3_conn *conn)
  * incoming SEND.  Buffers must be posted before the peer can send. */
 static int post_recv(struct lab3_conn *conn, int slot)
 {
+	/* SOLUTION verbs posting a receive: One SGE for receive buffer
+	 * SLOT, conn->msgs[slot] (all sizeof(conn->msgs[slot]) bytes of it),
+	 * under conn->msgs_mr's lkey; one struct ibv_recv_wr with it and
+	 * wr_id WR_ID(WR_RECV, slot) (lab3_poll() tells a receive by it,
+	 * and take_recv() finds its buffer by the slot); ibv_post_recv() on
+	 * conn->qp.  That call returns the errno itself, not -1: if it is
+	 * not 0, return conn_error(conn, -ret, "ibv_post_recv: %s",
+	 * strerror(ret)). */
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)&conn->msgs[slot],
 		.length = sizeof(conn->msgs[slot]),
@@ -263,6 +283,7 @@ static int post_recv(struct lab3_conn *conn, int slot)
 		return conn_error(conn, -ret, "ibv_post_recv: %s",
 				  strerror(ret));
 	return 0;
+	/* END SOLUTION */
 }
 
 /* wc_status_meaning: what a failed completion of KIND most likely means
@@ -409,11 +430,36 @@ static void wr_id_error(struct lab3_conn *conn, const struct ibv_wc *wc)
 		   wc_opcode_name(wc->opcode));
 }
 
+/* take_wc: what one completion means: a message arrived, a SEND or a
+ * WRITE is done, or a work request failed. */
+static void take_wc(struct lab3_conn *conn, const struct ibv_wc *wc)
+{
+	trace_wc(conn, wc);
+	if (wc->status == IBV_WC_SUCCESS && !wr_id_fits(wc))
+		wr_id_error(conn, wc);
+	else if (wc->status == IBV_WC_SUCCESS && WR_KIND(wc->wr_id) == WR_RECV)
+		take_recv(conn, wc);
+	else if (WR_KIND(wc->wr_id) == WR_RECV)
+		wc_failed(conn, wc);
+	else
+		take_sent(conn, wc);
+}
+
 /* lab3_poll: see common.h.  The CQ is armed for one notification once it
  * is empty, and then looked at again: a completion may have slipped in
  * before the arming, and would not wake the completion channel. */
 int lab3_poll(struct lab3_conn *conn)
 {
+	/* SOLUTION verbs polling completions: With no conn->cq yet, return
+	 * 0.  Otherwise take completions with ibv_poll_cq() on conn->cq, up
+	 * to 8 at a time into an array of struct ibv_wc, and hand each to
+	 * take_wc(), until a poll finds none (a negative result: return
+	 * conn_error(conn, -EIO, "ibv_poll_cq failed")).  Then arm the CQ
+	 * with ibv_req_notify_cq(conn->cq, 0), which returns the errno
+	 * itself (not 0: return conn_error(conn, -ret, "ibv_req_notify_cq:
+	 * %s", strerror(ret))), and poll once more until none: a completion
+	 * that came between the last poll and the arming would not wake the
+	 * completion channel.  Return how many completions you took. */
 	struct ibv_wc wc[8];
 	int taken = 0, armed = 0;
 
@@ -424,19 +470,8 @@ int lab3_poll(struct lab3_conn *conn)
 
 		if (n < 0)
 			return conn_error(conn, -EIO, "ibv_poll_cq failed");
-		for (int i = 0; i < n; i++) {
-			trace_wc(conn, &wc[i]);
-			if (wc[i].status == IBV_WC_SUCCESS &&
-			    !wr_id_fits(&wc[i]))
-				wr_id_error(conn, &wc[i]);
-			else if (wc[i].status == IBV_WC_SUCCESS &&
-				 WR_KIND(wc[i].wr_id) == WR_RECV)
-				take_recv(conn, &wc[i]);
-			else if (WR_KIND(wc[i].wr_id) == WR_RECV)
-				wc_failed(conn, &wc[i]);
-			else
-				take_sent(conn, &wc[i]);
-		}
+		for (int i = 0; i < n; i++)
+			take_wc(conn, &wc[i]);
 		taken += n;
 		if (n > 0)
 			continue;
@@ -448,6 +483,7 @@ int lab3_poll(struct lab3_conn *conn)
 					  strerror(n));
 		armed = 1;
 	}
+	/* END SOLUTION */
 }
 
 /* ---- The one blocking wait ---- */
@@ -547,6 +583,13 @@ static int wait_until(struct lab3_conn *conn, long long deadline)
 /* lab3_conn_ready: see listener.h. */
 int lab3_conn_ready(struct lab3_conn *conn)
 {
+	/* SOLUTION verbs the completion event: conn->comp_channel (when not
+	 * NULL) is readable: take its event with ibv_get_cq_event() (the
+	 * channel is non-blocking: with no event it fails with EAGAIN, no
+	 * error here) and acknowledge it at once, ibv_ack_cq_events(cq, 1):
+	 * ibv_destroy_cq() waits until every event has been acknowledged.
+	 * Then return lab3_poll(conn): the event only says that the CQ has
+	 * completions, and it disarmed the CQ. */
 	struct ibv_cq *cq;
 	void *cq_context;
 
@@ -554,6 +597,7 @@ int lab3_conn_ready(struct lab3_conn *conn)
 	    ibv_get_cq_event(conn->comp_channel, &cq, &cq_context) == 0)
 		ibv_ack_cq_events(cq, 1);
 	return lab3_poll(conn);
+	/* END SOLUTION */
 }
 
 /* hung_up: the peer's hang-up ends what we waited for: say so in
@@ -660,6 +704,17 @@ int conn_report_errno(struct lab3_conn *conn, const char *call,
  * poll()) and the one CQ for sends and receives, which notifies it. */
 static int create_cq(struct lab3_conn *conn)
 {
+	/* SOLUTION verbs the completion channel and the CQ: On
+	 * conn->id->verbs, the device the cm_id resolved to: a completion
+	 * channel, ibv_create_comp_channel(), into conn->comp_channel, made
+	 * non-blocking with conn_set_nonblocking(conn->comp_channel->fd,
+	 * conn->err, sizeof(conn->err)) (its caller's error if it fails):
+	 * the waits poll() it first.  Then the one CQ for sends and
+	 * receives, ibv_create_cq() of LAB3_SEND_DEPTH + LAB3_RECV_DEPTH
+	 * entries, context conn, that channel, vector 0, into conn->cq.
+	 * Both return NULL on failure and need not set errno: set errno to 0
+	 * before each, and on NULL return conn_report_errno(conn, "CALL",
+	 * ENOMEM) with CALL the call's name. */
 	struct ibv_context *verbs = conn->id->verbs;
 	int ret;
 
@@ -678,6 +733,7 @@ static int create_cq(struct lab3_conn *conn)
 	if (conn->cq == NULL)
 		return conn_report_errno(conn, "ibv_create_cq", ENOMEM);
 	return 0;
+	/* END SOLUTION */
 }
 
 /* create_qp: the RC queue pair.  A client's is made on its cm_id, so that
@@ -686,6 +742,16 @@ static int create_cq(struct lab3_conn *conn)
  * itself (move_server_qp()). */
 static int create_qp(struct lab3_conn *conn, int on_id)
 {
+	/* SOLUTION verbs the queue pair: A reliable-connected queue pair
+	 * (IBV_QPT_RC) whose sends and receives both complete on conn->cq:
+	 * room for LAB3_SEND_DEPTH send and LAB3_RECV_DEPTH receive work
+	 * requests of one SGE each, and sq_sig_all 0 (a send completes only
+	 * if posted IBV_SEND_SIGNALED).  With ON_ID (a client), make it with
+	 * rdma_create_qp() on conn->id and conn->pd, and take it from
+	 * conn->id->qp; rdma_cm then moves it through its states as the
+	 * connection is made.  Otherwise ibv_create_qp() on conn->pd.  Into
+	 * conn->qp.  Set errno to 0 before the call; on failure return
+	 * conn_report_errno(conn, "CALL", ENOMEM) with CALL its name. */
 	struct ibv_qp_init_attr qp_attr = {
 		.send_cq = conn->cq,
 		.recv_cq = conn->cq,
@@ -711,6 +777,7 @@ static int create_qp(struct lab3_conn *conn, int on_id)
 		return conn_report_errno(conn, "rdma_create_qp", ENOMEM);
 	conn->qp = conn->id->qp;
 	return 0;
+	/* END SOLUTION */
 }
 
 /* query_max_msg_size: learn the port's largest message, which bounds the
@@ -775,6 +842,11 @@ int conn_setup_msgs(struct lab3_conn *conn)
  * leaves one on the cm_id; the server moves its own there). */
 int conn_build_resources(struct lab3_conn *conn, int qp_on_id)
 {
+	/* SOLUTION verbs the protection domain: ibv_alloc_pd() on
+	 * conn->id->verbs into conn->pd (NULL on failure: set errno to 0
+	 * before, and return conn_report_errno(conn, "ibv_alloc_pd",
+	 * ENOMEM)); then create_cq(), create_qp(conn, qp_on_id) and
+	 * query_max_msg_size(), returning the first error. */
 	int ret;
 
 	errno = 0;
@@ -791,6 +863,7 @@ int conn_build_resources(struct lab3_conn *conn, int qp_on_id)
 	if (ret != 0)
 		return ret;
 	return 0;
+	/* END SOLUTION */
 }
 
 /* conn_params: the parameters of rdma_connect() and rdma_accept().  The
@@ -1066,10 +1139,15 @@ int conn_take_credit(struct lab3_conn *conn)
  * caller has taken (conn_posted()). */
 int conn_post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr)
 {
+	/* SOLUTION verbs posting a send: Mark WR signaled (its send_flags
+	 * IBV_SEND_SIGNALED: with sq_sig_all 0 an unsignaled send never
+	 * completes, and its credit never comes back), post it on conn->qp
+	 * with ibv_post_send(), and return conn_posted() of its result. */
 	struct ibv_send_wr *bad_wr;
 
 	wr->send_flags = IBV_SEND_SIGNALED;
 	return conn_posted(conn, ibv_post_send(conn->qp, wr, &bad_wr));
+	/* END SOLUTION */
 }
 
 /* conn_posted: what ibv_post_send() returned (RET) for a work request
@@ -1217,8 +1295,16 @@ int lab3_post_error(struct lab3_conn *conn, enum lab3_error_code code,
 int lab3_reg_mr(struct lab3_conn *conn, void *addr, size_t len, int access,
 		struct ibv_mr **mr)
 {
+	/* SOLUTION verbs the registration: Register the LEN bytes at ADDR
+	 * on conn->pd with ibv_reg_mr() and the caller's ACCESS flags
+	 * (IBV_ACCESS_LOCAL_WRITE where the NIC writes, such as receive
+	 * buffers; IBV_ACCESS_REMOTE_WRITE too for a window a peer WRITEs
+	 * into; none for what a WRITE only reads), into *MR.  ibv_reg_mr()
+	 * returns NULL and sets errno on failure: return
+	 * conn_reg_error(conn, len) then, which reads errno; else 0. */
 	*mr = ibv_reg_mr(conn->pd, addr, len, access);
 	return *mr != NULL ? 0 : conn_reg_error(conn, len);
+	/* END SOLUTION */
 }
 
 /* conn_reg_error: ibv_reg_mr() of LEN bytes has just failed: say why in

@@ -218,15 +218,11 @@ int lab3_send_msg(struct lab3_conn *conn, const struct lab3_msg *msg);
 void lab3_send_error(struct lab3_conn *conn, enum lab3_error_code code,
 		     const char *reason);
 
-/* Register LEN bytes at ADDR with ACCESS flags on the connection's PD.
- * A failure is said in conn->err; it is not the connection's error. */
+/* Register LEN bytes at ADDR with ACCESS flags on the connection's PD
+ * (none for what an RDMA WRITE only reads).  A failure is said in
+ * conn->err; it is not the connection's error. */
 int lab3_reg_mr(struct lab3_conn *conn, void *addr, size_t len, int access,
 		struct ibv_mr **mr);
-
-/* The client's (client.c): register LEN bytes at ADDR for RDMA WRITEs
- * to read from, as lab3_reg_mr() with no access flags. */
-int lab3_reg_source(struct lab3_conn *conn, const void *addr, size_t len,
-		    struct ibv_mr **mr);
 
 /* The client's (client.c): post one RDMA WRITE of LEN bytes from MR at
  * LOCAL to REMOTE_ADDR/RKEY, without waiting for it; TAG, the credit and

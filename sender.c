@@ -685,7 +685,7 @@ static int post_write_piece(struct sender *s, uint64_t offset, uint32_t len,
 		if (ret != 0)
 			return ret;
 	}
-	ret = lab3_reg_source(&s->conn, src, len, &mr);
+	ret = lab3_reg_mr(&s->conn, src, len, 0, &mr);	/* read only */
 	if (ret != 0)
 		return ret;
 	ret = lab3_post_write(&s->conn, mr, src, len, remote_addr, rkey,

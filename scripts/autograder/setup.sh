@@ -10,4 +10,5 @@ apt-get update -q
 apt-get install -y -q --no-install-recommends build-essential pkg-config \
 	librdmacm-dev libibverbs-dev libssl-dev ibverbs-providers rdma-core \
 	iproute2 qemu-system-x86 kmod
-make -s receiver tests/evil-receiver
+# At the depth verbs they come built (prebuilt.mk): common.c is the kit's.
+[ -f prebuilt.mk ] || make -s receiver tests/evil-receiver

@@ -2,8 +2,8 @@
 # grade-class.sh OUT DEPTH SUBMISSIONS: scripts/grade for a folder of
 # submissions, one per student, run from the repository root.  An entry
 # of SUBMISSIONS is ID.c (the student's sender.c) or a directory ID that
-# holds sender.c (and, at DEPTH verbs, the student's client.c; without
-# one, the kit's).  Names that start with '.' are skipped.
+# holds sender.c (and, at DEPTH verbs, the student's client.c and
+# common.c; without one, the kit's, whose TODOs fail).  Names that start with '.' are skipped.
 #
 # Each submission is built against the kit (scripts/handout/build at
 # DEPTH), with the kit's own flags, in the sandbox, and graded by
@@ -85,7 +85,10 @@ regular() {
 sources() {
 	if [ -d "$1" ] && [ ! -L "$1" ]; then
 		regular "$1/sender.c" && echo "$1/sender.c"
-		[ "$DEPTH" = verbs ] && regular "$1/client.c" && echo "$1/client.c"
+		if [ "$DEPTH" = verbs ]; then
+			regular "$1/client.c" && echo "$1/client.c"
+			regular "$1/common.c" && echo "$1/common.c"
+		fi
 	elif regular "$1"; then
 		echo "$1"
 	fi
@@ -110,10 +113,11 @@ stage() {
 		[ -n "$src" ] || continue
 		case $src in
 		*/client.c) cp "$src" "$dir/client.c" ;;
+		*/common.c) cp "$src" "$dir/common.c" ;;
 		*) cp "$src" "$dir/sender.c" ;;
 		esac
 	done < <(sources "$entry")
-	touch "$dir/sender.c" "$dir/client.c"	# newer than the kit's objects
+	touch "$dir/sender.c" "$dir/client.c" "$dir/common.c"	# newer than the kit's objects
 }
 
 # zero_results REASON: OUT/ID/results.json for a submission that was not
