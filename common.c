@@ -422,6 +422,13 @@ static int wr_id_fits(const struct ibv_wc *wc)
  * say what it was: the poster's mistake, not the peer's. */
 static void wr_id_error(struct lab3_conn *conn, const struct ibv_wc *wc)
 {
+	if (wc->opcode == IBV_WC_SEND && WR_KIND(wc->wr_id) == WR_WRITE) {
+		conn_error(conn, -EINVAL, "our own RDMA WRITE (wr_id 0x%llx) "
+			   "completed as a SEND: was it posted with opcode "
+			   "IBV_WR_SEND where IBV_WR_RDMA_WRITE belongs?",
+			   (unsigned long long)wc->wr_id);
+		return;
+	}
 	conn_error(conn, -EINVAL, "our own %s completed with wr_id 0x%llx, "
 		   "which names no %s of ours (post a WRITE with wr_id "
 		   "WR_ID(WR_WRITE, tag), as its completion is known by)",

@@ -204,8 +204,35 @@ hint() {
 			"are the WRITEs placed by the REGION's offset?" ;;
 		esac
 	elif [[ $line == *", failed: "* ]]; then
-		echo "the receiver: ${line#*, failed: }"
+		echo "the receiver: ${line#*, failed: }$(verbs_hint "${line#*, failed: }")"
+	elif [[ $line == "(no summary line)" ]]; then
+		echo "the receiver saw no connection from it (a sender resolves" \
+			"the address, then the route, each waiting for its event," \
+			"before rdma_connect)"
 	fi
+}
+
+# verbs_hint REASON: what a receiver's REASON for a failed session most
+# likely says of the sender's verbs, as " (...)", or nothing.
+verbs_hint() {
+	case $1 in
+	"the connection broke (work requests flushed)")
+		echo " (a WRITE its device refused? under the REGION's rkey, not" \
+			"an lkey or rkey of the sender's own, inside the window)" ;;
+	*"nothing was written at window offset 0 "*) ;;
+	*"nothing was written at window offset "*)
+		echo " (the chunk's first bytes came and these not: does each" \
+			"piece go to the REGION's addr plus the bytes of the chunk" \
+			"already written, and does each WRITE's registration cover" \
+			"all its bytes?)" ;;
+	"the peer disconnected while we waited for DONE"*)
+		echo " (did its WRITE fail? one whose bytes are not all inside" \
+			"the registration its lkey names fails with a local" \
+			"protection error)" ;;
+	*"RECV failed: local length error"* | *"protocol error: message of "*)
+		echo " (a SEND where the chunk's RDMA WRITE belongs? its opcode" \
+			"must be IBV_WR_RDMA_WRITE, not IBV_WR_SEND)" ;;
+	esac
 }
 
 # check_transfer NAME ID SIZE RECEIVER_OPTION...: the lab's path: a file
