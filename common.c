@@ -295,6 +295,11 @@ static const char *wc_status_meaning(unsigned kind, enum ibv_wc_status st)
 		return " (the peer's device refused the WRITE: is it inside "
 		       "the window the REGION describes, at its addr plus the "
 		       "bytes of the chunk already written, under its rkey?)";
+	if (kind == WR_WRITE && (st == IBV_WC_REM_OP_ERR ||
+				 st == IBV_WC_REM_INV_REQ_ERR))
+		return " (the peer took it as a SEND, longer than any "
+		       "message: was it posted with opcode IBV_WR_SEND where "
+		       "IBV_WR_RDMA_WRITE belongs?)";
 	if (st == IBV_WC_LOC_PROT_ERR)
 		return " (the bytes posted are not all inside the memory "
 		       "registration whose lkey the work request names)";

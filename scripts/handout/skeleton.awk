@@ -61,8 +61,7 @@ stubs && !stub_done && /^\/\* ---- / {
 	} else {
 		print "static int not_implemented(struct lab3_conn *conn, const char *step)"
 		print "{"
-		print "\tsnprintf(conn->err, sizeof(conn->err), \"%s not implemented\", step);"
-		print "\treturn -ENOSYS;"
+		print "\treturn conn_error(conn, -ENOSYS, \"%s not implemented\", step);"
 	}
 	print "}"
 	print ""

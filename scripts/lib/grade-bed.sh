@@ -206,9 +206,9 @@ hint() {
 	elif [[ $line == *", failed: "* ]]; then
 		echo "the receiver: ${line#*, failed: }$(verbs_hint "${line#*, failed: }")"
 	elif [[ $line == "(no summary line)" ]]; then
-		echo "the receiver saw no connection from it (a sender resolves" \
-			"the address, then the route, each waiting for its event," \
-			"before rdma_connect)"
+		echo "the receiver saw no connection from it (to connect, a" \
+			"sender resolves the address, then the route, each" \
+			"waiting for its event, before rdma_connect)"
 	fi
 }
 
@@ -229,7 +229,8 @@ verbs_hint() {
 		echo " (did its WRITE fail? one whose bytes are not all inside" \
 			"the registration its lkey names fails with a local" \
 			"protection error)" ;;
-	*"RECV failed: local length error"* | *"protocol error: message of "*)
+	*"RECV failed: local length error"* | *"RECV failed: local QP operation error"* | \
+	*"protocol error: message of "*)
 		echo " (a SEND where the chunk's RDMA WRITE belongs? its opcode" \
 			"must be IBV_WR_RDMA_WRITE, not IBV_WR_SEND)" ;;
 	esac
