@@ -200,7 +200,6 @@ static int send_region(struct session *s)
 
 		w->offset = offset;
 		w->length = length;
-		plant_canaries(s, w);
 		if (w->length > 0) {
 			ret = lab3_reg_mr(&s->conn, w->buf, w->length,
 					  IBV_ACCESS_LOCAL_WRITE |
@@ -211,6 +210,10 @@ static int send_region(struct session *s)
 			msg.region.addr = (uintptr_t)w->buf;
 			msg.region.rkey = w->mr->rkey;
 		}
+		/* After the registration, which has brought the window's
+		 * pages in (give_back() dropped them) in one call: planted
+		 * first, each page was a fault of its own. */
+		plant_canaries(s, w);
 		msg.region.length = w->length;
 		msg.region.offset = w->offset;
 		ret = post(s, &msg, 0);
