@@ -73,9 +73,12 @@ HEADERS := $(wildcard *.h)
 %.o: %.c $(HEADERS) .build-flags
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-# One connection, as both programs use it (common.c), and what particular
-# RDMA providers need of it (provider.c).
-CONN_OBJS = common.o provider.o
+# One connection, as both programs use it: its verbs (common.c), what its
+# completions mean and its waits (completion.c), its messages (message.c),
+# failures in words (explain.c), the system's clock and poll (util.c),
+# what particular RDMA providers need (provider.c); the hashes (hash.c).
+CONN_OBJS = common.o completion.o message.o explain.o util.o provider.o \
+	hash.o
 
 SENDER_OBJS = sender.o sender_cli.o client.o $(CONN_OBJS) json.o args.o
 sender: $(SENDER_OBJS)

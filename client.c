@@ -15,6 +15,7 @@
 
 #include "common.h"
 #include "conn_internal.h"
+#include "explain.h"
 #include "provider.h"
 
 #define RESOLVE_TIMEOUT_MS 5000	/* rdma_resolve_addr / _route budget */

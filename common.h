@@ -1,8 +1,9 @@
 /*
  * common.h - what the sender and the receiver share: rdma_cm connection
- * setup, the verbs resources of one connection, one model of completions
- * with one blocking wait, message and RDMA WRITE helpers, and the lab's
- * hashes.
+ * setup, the verbs resources of one connection and registration
+ * (common.c), one model of completions with one blocking wait
+ * (completion.c), message (message.c) and RDMA WRITE (client.c) helpers,
+ * the one clock (util.c), and the lab's hashes (hash.c).
  *
  * Conventions: every function returns 0 or a negative errno.  On failure it
  * fills conn->err (or the ERR buffer it is given) with one line saying what

@@ -1,6 +1,7 @@
 /*
- * conn_internal.h - the parts of one connection that common.c shares with
- * the files beside it: client.c and listener.c (the two sides),
+ * conn_internal.h - the parts of one connection that common.c and the
+ * files built on it (completion.c, message.c, util.c, explain.c) share
+ * with each other, with client.c and listener.c (the two sides),
  * provider.c (the providers' hooks) and the project's test tools.  The
  * programs' own files (sender.c, receiver.c and their machinery) do not
  * include it.
@@ -32,34 +33,55 @@ enum wr_kind { WR_RECV, WR_SEND, WR_WRITE };
  * 4.3 s, some 30 s in all; the usual value over RoCE is 17 (0.5 s). */
 #define ACK_TIMEOUT_MAX 20
 
-/* In common.c, each explained there. */
+/* After a failed completion or a hang-up, how long to look for what came
+ * before it (see unsettled() in completion.c). */
+#define CONN_SETTLE_MS 200
+
+/* What woke conn_wait_channels(). */
+enum { CONN_WOKE_CQ = 1, CONN_WOKE_CM = 2 };
+
+/* In common.c, each explained there: the connection's first error; the
+ * event channel and cm_id, the resources and the message buffers; a
+ * credit, and a work request posted under it (client.c's WRITE, the
+ * nudge, the test tools); a receive; completions and events. */
 int conn_error(struct lab3_conn *conn, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-extern const char conn_no_device_msg[], conn_no_listener_msg[];
-int conn_set_nonblocking(int fd, char *err, size_t err_len);
-int conn_wait_cm_event(struct lab3_conn *conn,
-		       enum rdma_cm_event_type wanted);
 int conn_report_errno(struct lab3_conn *conn, const char *call,
 		      int fallback);
-int conn_build_resources(struct lab3_conn *conn, int qp_on_id);
-int conn_setup_msgs(struct lab3_conn *conn);
-struct rdma_conn_param conn_params(void);
-int conn_get_addrinfo(const char *host, const char *port,
-		      const struct rdma_addrinfo *hints,
-		      struct rdma_addrinfo **res, char *err, size_t err_len);
 int conn_open_cm_id(struct rdma_event_channel **channel,
 		    struct rdma_cm_id **id, void *context, char *err,
 		    size_t err_len);
-
-/* In common.c too: a credit, and a work request posted under it
- * (client.c's WRITE, provider.c's nudge, the test tools); the send
- * buffers, for the test tools' raw SEND; why a registration failed. */
-int conn_take_credit(struct lab3_conn *conn);
+struct rdma_conn_param conn_params(void);
+int conn_build_resources(struct lab3_conn *conn, int qp_on_id);
+int conn_reg_error(struct lab3_conn *conn, size_t len);
+int conn_setup_msgs(struct lab3_conn *conn);
+int conn_post_recv(struct lab3_conn *conn, int slot);
 int conn_post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr);
 int conn_posted(struct lab3_conn *conn, int ret);
-int conn_reg_error(struct lab3_conn *conn, size_t len);
+int conn_poll_cq(struct lab3_conn *conn, struct ibv_wc *wc, int max);
+int conn_take_cq_event(struct lab3_conn *conn);
+int conn_wait_channels(struct lab3_conn *conn, long long left);
+
+/* In completion.c: a credit, whatever the connection's state or only
+ * while it has not failed; the wait for a CM event, and the wait that
+ * does not stop at an error; the hang-up as an error. */
+int conn_take_any_credit(struct lab3_conn *conn);
+int conn_take_credit(struct lab3_conn *conn);
+int conn_wait_cm_event(struct lab3_conn *conn,
+		       enum rdma_cm_event_type wanted);
+int conn_wait_once(struct lab3_conn *conn, int wait_ms);
+int conn_hung_up(struct lab3_conn *conn);
+
+/* In message.c: the send buffers, for the test tools' raw SEND. */
 union lab3_wire_msg *conn_send_buffer(struct lab3_conn *conn);
 int conn_post_send_buffer(struct lab3_conn *conn, uint32_t len,
 			  uint64_t tag);
+
+/* In util.c: a non-blocking descriptor; rdma_getaddrinfo() with its
+ * failure in words. */
+int conn_set_nonblocking(int fd, char *err, size_t err_len);
+int conn_get_addrinfo(const char *host, const char *port,
+		      const struct rdma_addrinfo *hints,
+		      struct rdma_addrinfo **res, char *err, size_t err_len);
 
 #endif /* LAB3_CONN_INTERNAL_H */

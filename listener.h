@@ -4,7 +4,8 @@
  * calls that never block (the receiver's class server, server.c).  A
  * sender needs none of it; common.h is the one connection that both sides
  * share.  Listening and accepting are defined in listener.c; the calls
- * that never block, in common.c, beside the rest of the connection.
+ * that never block, in completion.c and message.c (lab3_wait_fds(), the
+ * one ppoll, in util.c), beside the rest of the connection.
  */
 #ifndef LAB3_LISTENER_H
 #define LAB3_LISTENER_H

@@ -1,7 +1,7 @@
 /*
  * provider.c - what particular RDMA providers need beyond the verbs and
  * rdma_cm as specified (declared in provider.h).  Each hook is called
- * from one place in common.c, client.c or listener.c, names the provider
+ * from one place in completion.c, client.c or a command line, names the provider
  * that needs it, and says why; on any other provider it does nothing.
  */
 #include <errno.h>

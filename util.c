@@ -1,0 +1,86 @@
+/*
+ * util.c - what the programs need of the system beside RDMA: the one
+ * clock, non-blocking descriptors, the one ppoll(), and address lookup
+ * with its failure in words.
+ */
+#define _GNU_SOURCE	/* ppoll() */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <arpa/inet.h>
+
+#include "common.h"
+#include "conn_internal.h"
+#include "listener.h"
+
+/* conn_set_nonblocking: make FD non-blocking, so that a read after poll() can
+ * never block the single thread.  A failure is reported in ERR. */
+int conn_set_nonblocking(int fd, char *err, size_t err_len)
+{
+	int flags = fcntl(fd, F_GETFL);
+	int ret;
+
+	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+		ret = -errno;
+		snprintf(err, err_len, "fcntl O_NONBLOCK: %s", strerror(errno));
+		return ret;
+	}
+	return 0;
+}
+
+/* lab3_now_us: see common.h. */
+long long lab3_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* lab3_now_ms: see common.h. */
+long long lab3_now_ms(void)
+{
+	return lab3_now_us() / 1000;
+}
+
+/* lab3_wait_fds: the programs' one ppoll(); see listener.h. */
+int lab3_wait_fds(struct pollfd *fds, nfds_t nfds, long long timeout_ms,
+		  const sigset_t *sigmask)
+{
+	struct timespec ts = {
+		.tv_sec = timeout_ms / 1000,
+		.tv_nsec = (timeout_ms % 1000) * 1000000,
+	};
+
+	return ppoll(fds, nfds, timeout_ms < 0 ? NULL : &ts, sigmask);
+}
+
+/* conn_get_addrinfo: rdma_getaddrinfo() for HOST (a name, an IPv4 or an IPv6
+ * address, with or without the brackets of "[::1]"), with its failure
+ * put in words. */
+int conn_get_addrinfo(const char *host, const char *port,
+		      const struct rdma_addrinfo *hints,
+		      struct rdma_addrinfo **res, char *err, size_t err_len)
+{
+	char unbracketed[INET6_ADDRSTRLEN + 16];
+	size_t len = host != NULL ? strlen(host) : 0;
+	int ret;
+
+	if (len > 2 && len < sizeof(unbracketed) + 2 && host[0] == '[' &&
+	    host[len - 1] == ']') {
+		snprintf(unbracketed, sizeof(unbracketed), "%.*s",
+			 (int)(len - 2), host + 1);
+		host = unbracketed;
+	}
+	ret = rdma_getaddrinfo(host, port, hints, res);
+	if (ret == 0)
+		return 0;
+	snprintf(err, err_len, "cannot resolve the address: %s",
+		 ret == EAI_SYSTEM ? strerror(errno) : gai_strerror(ret));
+	return -EHOSTUNREACH;
+}
