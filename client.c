@@ -52,7 +52,8 @@ static int resolve_addr_and_route(struct lab3_conn *conn, const char *host,
 	 * rdma_resolve_addr() on conn->id from any source (NULL) to its
 	 * ai_dst_addr (a timeout of RESOLVE_TIMEOUT_MS) and
 	 * conn_wait_cm_event() for RDMA_CM_EVENT_ADDR_RESOLVED; then
-	 * rdma_resolve_route() and RDMA_CM_EVENT_ROUTE_RESOLVED.  A failed
+	 * rdma_resolve_route() (RESOLVE_TIMEOUT_MS too) and
+	 * RDMA_CM_EVENT_ROUTE_RESOLVED.  A failed
 	 * call: resolve_error() with the call's name and the address
 	 * (ai_dst_addr; for the route, rdma_get_peer_addr(conn->id)).
 	 * rdma_freeaddrinfo() what conn_get_addrinfo() gave. */

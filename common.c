@@ -328,8 +328,8 @@ int conn_setup_msgs(struct lab3_conn *conn)
  * caller has taken (conn_posted()). */
 int conn_post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr)
 {
-	/* SOLUTION verbs posting a send: Mark WR signaled (its send_flags
-	 * IBV_SEND_SIGNALED: with sq_sig_all 0 an unsignaled send never
+	/* SOLUTION verbs posting a send: Set WR's send_flags to
+	 * IBV_SEND_SIGNALED (with sq_sig_all 0 an unsignaled send never
 	 * completes, and its credit never comes back), post it on conn->qp
 	 * with ibv_post_send(), and return conn_posted() of its result. */
 	struct ibv_send_wr *bad_wr;
@@ -392,10 +392,11 @@ int conn_poll_cq(struct lab3_conn *conn, struct ibv_wc *wc, int max)
 int conn_take_cq_event(struct lab3_conn *conn)
 {
 	/* SOLUTION verbs the completion event: With conn->comp_channel not
-	 * NULL, take its event with ibv_get_cq_event().  The channel is
-	 * non-blocking: with no event it fails with EAGAIN, which is no
-	 * error here (return 0).  Acknowledge the event at once,
-	 * ibv_ack_cq_events(cq, 1): ibv_destroy_cq() waits until every
+	 * NULL, take its event with ibv_get_cq_event() into a local struct
+	 * ibv_cq * and void *.  The channel is non-blocking: with no event
+	 * it fails (errno EAGAIN); any failure returns 0 here, the caller
+	 * polls the CQ all the same.  Acknowledge the event at once,
+	 * ibv_ack_cq_events(that cq, 1): ibv_destroy_cq() waits until every
 	 * event has been acknowledged.  Return 1. */
 	struct ibv_cq *cq;
 	void *cq_context;

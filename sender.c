@@ -432,8 +432,9 @@ static int write_chunk(struct sender *s)
 	 * lab3_wait_for_bytes() of one piece; do not wait for them.  First
 	 * check_file_size() if the chunk is not empty.  post_write_piece()'s
 	 * -ENOMEM, -EPERM or -EAGAIN (the piece could not be registered,
-	 * conn_reg_error()): fail(s, LAB3_EXIT_LOCAL, ...) with
-	 * s->conn.err, and lab3_send_error(..., LAB3_ERR_INTERNAL, ...); any
+	 * conn_reg_error()): first fail(s, LAB3_EXIT_LOCAL, "%s: %s",
+	 * s->opt.path, s->conn.err), then lab3_send_error(&s->conn,
+	 * LAB3_ERR_INTERNAL, "the sender cannot register its file"); any
 	 * other error: fail_conn().  Then lab3_tx_sent(&s->tx). */
 	const struct lab3_msg *r = &s->tx.region;
 	uint64_t offset = r->region.offset, length = r->region.length;
