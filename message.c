@@ -215,9 +215,9 @@ static int error_allowed(const struct lab3_conn *conn)
 }
 
 /* lab3_send_error: see common.h.  It goes out even when the connection
- * has failed (that is when it is needed), so it waits with conn_wait_once(),
- * which does not stop at the connection's error (but see
- * error_allowed()). */
+ * has failed (that is when it is needed), so it waits with
+ * conn_wait_once(), which does not stop at the connection's error (but
+ * see error_allowed()). */
 void lab3_send_error(struct lab3_conn *conn, enum lab3_error_code code,
 		     const char *reason)
 {
