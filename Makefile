@@ -173,7 +173,7 @@ test-long: deps
 	TEST_TIMEOUT=1500 tests/run tests/long/*.test
 
 # The slowest suites, not in CI: tests/slow/*.test (the grader graded on
-# seventeen senders, the Gradescope package, every hostile submission, the
+# eighteen senders, the Gradescope package, every hostile submission, the
 # kit's make check and demo, the pair on a second kernel series): about
 # 70 minutes.  Run it after changing scripts/grade, scripts/lib/,
 # scripts/handout/, tests/hostile/ or the bed's kernels.

@@ -208,7 +208,8 @@ hint() {
 	elif [[ $line == "(no summary line)" ]]; then
 		echo "the receiver saw no connection from it (to connect, a" \
 			"sender resolves the address, then the route, each" \
-			"waiting for its event, before rdma_connect)"
+			"waiting for its event, then calls rdma_connect and" \
+			"waits for ESTABLISHED)"
 	fi
 }
 
