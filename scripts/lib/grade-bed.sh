@@ -412,7 +412,9 @@ check_silent() {
 		{ result "$1" fail "$EVIL_LINE"; return; }
 	evidence=$(evil_evidence "silent; the sender hung up after ")
 	if [[ $evidence == "no sign"* ]]; then
-		expect_failure "$1" 3 "a silent receiver" "" "$evidence"
+		expect_failure "$1" 3 "a silent receiver" \
+			"a wait with nothing heard for -t seconds must end the run (exit 3)" \
+			"$evidence"
 	elif awk -v s="$S_SECS" -v t="$T" 'BEGIN { exit !(s > 2 * t + 2) }'; then
 		result "$1" fail "a silent receiver: gave up only after" \
 			"$S_SECS s with -t $T $(said): does every wait end" \
