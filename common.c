@@ -1,8 +1,8 @@
 /*
  * common.c - one RDMA connection, as both programs make and use it, in
- * the slides' order: event channel and cm_id; protection domain,
- * completion channel, CQ and QP; memory registration; posting receives
- * and sends; completions and rdma_cm events in one blocking wait;
+ * the slides' order: event channel, cm_id and their events; protection
+ * domain, completion channel, CQ and QP; memory registration; posting
+ * receives and sends; connecting; completions, in the one blocking wait;
  * disconnect and teardown.  Read it after protocol.h, beside the slides.
  *
  * Built on it: what completions mean, and the waits (completion.c);
@@ -26,7 +26,7 @@
 
 /* conn_error: the connection has failed with RET (a negative errno), FMT
  * saying why.  The first failure stays: a later one changes nothing (but
- * see take_peer_error()).  Returns the connection's error. */
+ * see take_peer_error() in completion.c).  Returns the connection's error. */
 int conn_error(struct lab3_conn *conn, int ret, const char *fmt, ...)
 {
 	va_list ap;
@@ -53,7 +53,7 @@ int conn_report_errno(struct lab3_conn *conn, const char *call,
 	return -err;
 }
 
-/* ---- The event channel and the cm_id ---- */
+/* ---- The event channel, the cm_id and their events ---- */
 
 /* conn_open_cm_id: open an rdma_cm event channel (non-blocking, so that a read
  * after poll() never blocks) into *CHANNEL and a TCP-like cm_id on it into
@@ -81,20 +81,108 @@ int conn_open_cm_id(struct rdma_event_channel **channel,
 	return 0;
 }
 
-/* conn_params: the parameters of rdma_connect() and rdma_accept().  The
- * retry counts are what we ask of the peer's queue pair. */
-struct rdma_conn_param conn_params(void)
+/* cm_event_error: an rdma_cm event that ends the connection (or the
+ * attempt to make one) is the connection's error. */
+static int cm_event_error(struct lab3_conn *conn,
+			  const struct rdma_cm_event *event)
 {
-	struct rdma_conn_param param = {
-		.responder_resources = 0,	/* we never RDMA READ */
-		.initiator_depth = 0,
-		.retry_count = 7,		/* transport retries */
-		.rnr_retry_count = RNR_RETRY,	/* a finite wait for RECVs */
-	};
-	return param;
+	char why[LAB3_ERR_LEN];
+	const char *reason = lab3_rejection_reason(event);
+	int ret = lab3_cm_event_meaning(event, why, sizeof(why));
+
+	if (event->event == RDMA_CM_EVENT_REJECTED && reason != NULL) {
+		conn->refused = 1;
+		conn->refused_busy = strncmp(reason, LAB3_BUSY_REASON,
+					     strlen(LAB3_BUSY_REASON)) == 0;
+	}
+	return conn_error(conn, ret, "%s", why);
+}
+
+/* lab3_conn_event: see listener.h. */
+int lab3_conn_event(struct lab3_conn *conn, const struct rdma_cm_event *event)
+{
+	if (conn->verbose)
+		fprintf(stderr, "%s: cm event: %s\n", conn->prog,
+			rdma_event_str(event->event));
+	switch (event->event) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		conn->connected = 1;
+		conn->established = 1;
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		conn->disconnected = 1;
+		if (conn->settle_until == 0)
+			conn->settle_until = lab3_now_ms() + CONN_SETTLE_MS;
+		break;
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		break;
+	default:
+		return cm_event_error(conn, event);
+	}
+	conn->cm_event = event->event;
+	return 1;
+}
+
+/* handle_cm_event: read one event from the connection's CM channel and
+ * note what it says of our cm_id (lab3_conn_event()).  Returns 1 when it
+ * was for our cm_id, 0 when there was none for it, or the connection's
+ * error if the event ends it.  The channel is the connection's own: a
+ * connection that shares the listener's (the class server's) never
+ * waits here. */
+static int handle_cm_event(struct lab3_conn *conn)
+{
+	/* SOLUTION verbs the CM event: Take one event from conn->cm_channel
+	 * with rdma_get_cm_event().  The channel is non-blocking (the wait
+	 * that calls this has poll()ed its fd): with no event there, the
+	 * call returns -1 with errno EAGAIN, and you return 0.  Another
+	 * failure: return conn_error(conn, -errno, "rdma_get_cm_event: %s",
+	 * strerror(errno)).  An event for another cm_id than conn->id counts
+	 * as none (0; under conn->verbose print its rdma_event_str()); one
+	 * for conn->id goes to lab3_conn_event(), whose result you return.
+	 * Either way rdma_ack_cm_event() it when you are done with it:
+	 * rdma_destroy_id() waits until every event of its cm_id has been
+	 * acknowledged. */
+	struct rdma_cm_event *event;
+	int ret = 1;
+
+	if (rdma_get_cm_event(conn->cm_channel, &event) != 0) {
+		int err = errno;
+
+		if (err == EAGAIN)
+			return 0;
+		return conn_error(conn, -err, "rdma_get_cm_event: %s",
+				  strerror(err));
+	}
+	if (event->id != conn->id) {
+		if (conn->verbose)
+			fprintf(stderr, "%s: cm event: %s\n", conn->prog,
+				rdma_event_str(event->event));
+		ret = 0;
+	} else {
+		ret = lab3_conn_event(conn, event);
+	}
+	rdma_ack_cm_event(event);
+	return ret;
+	/* END SOLUTION */
 }
 
 /* ---- The verbs resources of one connection ---- */
+
+/* alloc_pd: the protection domain, on the device the cm_id resolved to:
+ * what the QP and every memory registration of the connection belong to. */
+static int alloc_pd(struct lab3_conn *conn)
+{
+	/* SOLUTION verbs the protection domain: ibv_alloc_pd() on
+	 * conn->id->verbs into conn->pd.  It returns NULL on failure and
+	 * need not set errno: set errno to 0 before, and on NULL return
+	 * conn_report_errno(conn, "ibv_alloc_pd", ENOMEM); else 0. */
+	errno = 0;
+	conn->pd = ibv_alloc_pd(conn->id->verbs);
+	return conn->pd != NULL ? 0 :
+	       conn_report_errno(conn, "ibv_alloc_pd", ENOMEM);
+	/* END SOLUTION */
+}
 
 /* create_cq: the completion channel (non-blocking, for conn_wait_channels()'s
  * ppoll()) and the one CQ for sends and receives, which notifies it. */
@@ -104,8 +192,8 @@ static int create_cq(struct lab3_conn *conn)
 	 * conn->id->verbs, the device the cm_id resolved to: a completion
 	 * channel, ibv_create_comp_channel(), into conn->comp_channel, made
 	 * non-blocking with conn_set_nonblocking(conn->comp_channel->fd,
-	 * conn->err, sizeof(conn->err)) (its caller's error if it fails):
-	 * the waits poll() it first.  Then the one CQ for sends and
+	 * conn->err, sizeof(conn->err)) (if that returns an error, return
+	 * it): the waits poll() it first.  Then the one CQ for sends and
 	 * receives, ibv_create_cq() of LAB3_SEND_DEPTH + LAB3_RECV_DEPTH
 	 * entries, context conn, that channel, vector 0, into conn->cq.
 	 * Both return NULL on failure and need not set errno: set errno to 0
@@ -201,36 +289,22 @@ static int query_max_msg_size(struct lab3_conn *conn)
 	return 0;
 }
 
-/* conn_build_resources: create, on the device the cm_id resolved to, the
- * protection domain, completion channel, completion queue and queue pair
- * (on the cm_id if QP_ON_ID) of one connection.  Stores each as it is
- * made, so lab3_conn_destroy() can undo a partial build.  conn_setup_msgs()
- * comes next, once the queue pair is in INIT (where rdma_create_qp()
- * leaves one on the cm_id; the server moves its own there). */
+/* conn_build_resources: the protection domain, completion channel, CQ
+ * and QP (on the cm_id if QP_ON_ID) of one connection, each stored as it
+ * is made, so that lab3_conn_destroy() can undo a partial build.
+ * conn_setup_msgs() comes next, once the QP is in INIT (where
+ * rdma_create_qp() leaves one on the cm_id; the server moves its own). */
 int conn_build_resources(struct lab3_conn *conn, int qp_on_id)
 {
-	/* SOLUTION verbs the protection domain: ibv_alloc_pd() on
-	 * conn->id->verbs into conn->pd (NULL on failure: set errno to 0
-	 * before, and return conn_report_errno(conn, "ibv_alloc_pd",
-	 * ENOMEM)); then create_cq(), create_qp(conn, qp_on_id) and
-	 * query_max_msg_size(), returning the first error. */
-	int ret;
+	int ret = alloc_pd(conn);
 
-	errno = 0;
-	conn->pd = ibv_alloc_pd(conn->id->verbs);
-	if (conn->pd == NULL)
-		return conn_report_errno(conn, "ibv_alloc_pd", ENOMEM);
-	ret = create_cq(conn);
-	if (ret != 0)
-		return ret;
-	ret = create_qp(conn, qp_on_id);
-	if (ret != 0)
-		return ret;
-	ret = query_max_msg_size(conn);
-	if (ret != 0)
-		return ret;
-	return 0;
-	/* END SOLUTION */
+	if (ret == 0)
+		ret = create_cq(conn);
+	if (ret == 0)
+		ret = create_qp(conn, qp_on_id);
+	if (ret == 0)
+		ret = query_max_msg_size(conn);
+	return ret;
 }
 
 /* ---- Memory registration ---- */
@@ -244,8 +318,9 @@ int lab3_reg_mr(struct lab3_conn *conn, void *addr, size_t len, int access,
 	 * (IBV_ACCESS_LOCAL_WRITE where the NIC writes, such as receive
 	 * buffers; IBV_ACCESS_REMOTE_WRITE too for a window a peer WRITEs
 	 * into; none for what a WRITE only reads), into *MR.  ibv_reg_mr()
-	 * returns NULL and sets errno on failure: return
-	 * conn_reg_error(conn, len) then, which reads errno; else 0. */
+	 * returns NULL on failure: set errno to 0 before it, and on NULL
+	 * return conn_reg_error(conn, len), which reads errno; else 0. */
+	errno = 0;
 	*mr = ibv_reg_mr(conn->pd, addr, len, access);
 	return *mr != NULL ? 0 : conn_reg_error(conn, len);
 	/* END SOLUTION */
@@ -270,8 +345,8 @@ int conn_post_recv(struct lab3_conn *conn, int slot)
 	/* SOLUTION verbs posting a receive: One SGE for receive buffer
 	 * SLOT, conn->msgs[slot] (all sizeof(conn->msgs[slot]) bytes of it),
 	 * under conn->msgs_mr's lkey; one struct ibv_recv_wr with it and
-	 * wr_id WR_ID(WR_RECV, slot) (lab3_poll() tells a receive by it,
-	 * and take_recv() finds its buffer by the slot); ibv_post_recv() on
+	 * wr_id WR_ID(WR_RECV, slot) (completion.c's take_wc() tells a
+	 * receive by it, and finds its buffer by the slot); ibv_post_recv() on
 	 * conn->qp.  That call returns the errno itself, not -1: if it is
 	 * not 0, return conn_error(conn, -ret, "ibv_post_recv: %s",
 	 * strerror(ret)). */
@@ -350,7 +425,22 @@ int conn_posted(struct lab3_conn *conn, int ret)
 	return conn_error(conn, -ret, "ibv_post_send: %s", strerror(ret));
 }
 
-/* ---- Completions and events: the one blocking wait ---- */
+/* ---- Connecting (client.c and listener.c) ---- */
+
+/* conn_params: the parameters of rdma_connect() and rdma_accept().  The
+ * retry counts are what we ask of the peer's queue pair. */
+struct rdma_conn_param conn_params(void)
+{
+	struct rdma_conn_param param = {
+		.responder_resources = 0,	/* we never RDMA READ */
+		.initiator_depth = 0,
+		.retry_count = 7,		/* transport retries */
+		.rnr_retry_count = RNR_RETRY,	/* a finite wait for RECVs */
+	};
+	return param;
+}
+
+/* ---- Completions: the one blocking wait ---- */
 
 /* conn_poll_cq: take up to MAX completions from the CQ into WC, without
  * blocking.  When there are none, the CQ is armed for one notification
@@ -388,7 +478,7 @@ int conn_poll_cq(struct lab3_conn *conn, struct ibv_wc *wc, int max)
 /* conn_take_cq_event: the completion channel is readable: take its event
  * and acknowledge it.  The event only says that the CQ has completions
  * (conn_poll_cq() takes them), and it disarmed the CQ.  Returns 1 when
- * there was an event, 0 when none, or the connection's error. */
+ * there was an event, 0 when none. */
 int conn_take_cq_event(struct lab3_conn *conn)
 {
 	/* SOLUTION verbs the completion event: With conn->comp_channel not
@@ -409,98 +499,12 @@ int conn_take_cq_event(struct lab3_conn *conn)
 	/* END SOLUTION */
 }
 
-/* cm_event_error: an rdma_cm event that ends the connection (or the
- * attempt to make one) is the connection's error. */
-static int cm_event_error(struct lab3_conn *conn,
-			  const struct rdma_cm_event *event)
-{
-	char why[LAB3_ERR_LEN];
-	const char *reason = lab3_rejection_reason(event);
-	int ret = lab3_cm_event_meaning(event, why, sizeof(why));
-
-	if (event->event == RDMA_CM_EVENT_REJECTED && reason != NULL) {
-		conn->refused = 1;
-		conn->refused_busy = strncmp(reason, LAB3_BUSY_REASON,
-					     strlen(LAB3_BUSY_REASON)) == 0;
-	}
-	return conn_error(conn, ret, "%s", why);
-}
-
-/* lab3_conn_event: see listener.h. */
-int lab3_conn_event(struct lab3_conn *conn, const struct rdma_cm_event *event)
-{
-	if (conn->verbose)
-		fprintf(stderr, "%s: cm event: %s\n", conn->prog,
-			rdma_event_str(event->event));
-	switch (event->event) {
-	case RDMA_CM_EVENT_ESTABLISHED:
-		conn->connected = 1;
-		conn->established = 1;
-		break;
-	case RDMA_CM_EVENT_DISCONNECTED:
-		conn->disconnected = 1;
-		if (conn->settle_until == 0)
-			conn->settle_until = lab3_now_ms() + CONN_SETTLE_MS;
-		break;
-	case RDMA_CM_EVENT_ADDR_RESOLVED:
-	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		break;
-	default:
-		return cm_event_error(conn, event);
-	}
-	conn->cm_event = event->event;
-	return 1;
-}
-
-/* handle_cm_event: read one event from the connection's CM channel and
- * note what it says of our cm_id (lab3_conn_event()).  Returns 1 when it
- * was for our cm_id, 0 when there was none for it, or the connection's
- * error if the event ends it.  The channel is the connection's own: a
- * connection that shares the listener's (the class server's) never
- * waits here. */
-static int handle_cm_event(struct lab3_conn *conn)
-{
-	/* SOLUTION verbs the CM event: Take one event from conn->cm_channel
-	 * with rdma_get_cm_event().  The channel is non-blocking (the wait
-	 * that calls this has poll()ed its fd): with no event there, the
-	 * call returns -1 with errno EAGAIN, and you return 0.  Another
-	 * failure: return conn_error(conn, -errno, "rdma_get_cm_event: %s",
-	 * strerror(errno)).  An event for another cm_id than conn->id counts
-	 * as none (0; under conn->verbose print its rdma_event_str()); one
-	 * for conn->id goes to lab3_conn_event(), whose result you return.
-	 * Either way rdma_ack_cm_event() it when you are done with it:
-	 * rdma_destroy_id() waits until every event of its cm_id has been
-	 * acknowledged. */
-	struct rdma_cm_event *event;
-	int ret = 1;
-
-	if (rdma_get_cm_event(conn->cm_channel, &event) != 0) {
-		int err = errno;
-
-		if (err == EAGAIN)
-			return 0;
-		return conn_error(conn, -err, "rdma_get_cm_event: %s",
-				  strerror(err));
-	}
-	if (event->id != conn->id) {
-		if (conn->verbose)
-			fprintf(stderr, "%s: cm event: %s\n", conn->prog,
-				rdma_event_str(event->event));
-		ret = 0;
-	} else {
-		ret = lab3_conn_event(conn, event);
-	}
-	rdma_ack_cm_event(event);
-	return ret;
-	/* END SOLUTION */
-}
-
-/* conn_wait_channels: sleep in ppoll() on the completion channel and the
- * CM channel together, LEFT ms at most, under conn->wait_sigmask, and
- * take what woke us: CONN_WOKE_CQ (conn_poll_cq() next), CONN_WOKE_CM (an
- * event for our cm_id), 0 (nothing), or the connection's error.  The
- * completion channel goes first: a peer's last message is taken before
- * its hang-up, when both wake us at once. */
+/* conn_wait_channels: the one ppoll() on both channels (completion and
+ * CM), LEFT ms at most, under conn->wait_sigmask.  Takes what woke us,
+ * completion channel first, and returns it: CONN_WOKE_CQ (conn_poll_cq()
+ * next) and CONN_WOKE_CM (an event for our cm_id), or'ed; 0 (nothing); or
+ * the connection's error.  After a CM event the caller polls the CQ: a
+ * peer's last message is taken before its hang-up is believed. */
 int conn_wait_channels(struct lab3_conn *conn, long long left)
 {
 	struct pollfd fds[2] = {
@@ -508,7 +512,7 @@ int conn_wait_channels(struct lab3_conn *conn, long long left)
 		{ .fd = conn->comp_channel ? conn->comp_channel->fd : -1,
 		  .events = POLLIN },
 	};
-	int ret;
+	int woke = 0, ret;
 
 	if (lab3_wait_fds(fds, 2, left, conn->wait_sigmask) < 0) {
 		int err = errno;
@@ -516,17 +520,16 @@ int conn_wait_channels(struct lab3_conn *conn, long long left)
 		return conn_error(conn, -err, "%s", err == EINTR ?
 				  "interrupted by a signal" : strerror(err));
 	}
-	if (fds[1].revents & POLLIN) {
-		ret = conn_take_cq_event(conn);
-		if (ret != 0)
-			return ret < 0 ? ret : CONN_WOKE_CQ;
-	}
+	if ((fds[1].revents & POLLIN) && conn_take_cq_event(conn))
+		woke |= CONN_WOKE_CQ;
 	if (fds[0].revents & POLLIN) {
 		ret = handle_cm_event(conn);
-		if (ret != 0)
-			return ret < 0 ? ret : CONN_WOKE_CM;
+		if (ret < 0)
+			return ret;
+		if (ret > 0)
+			woke |= CONN_WOKE_CM;
 	}
-	return 0;
+	return woke;
 }
 
 /* ---- Teardown ---- */

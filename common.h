@@ -114,7 +114,7 @@ struct lab3_conn {
 	int heard;			/* a message has come */
 
 	/* Over iWARP, the zero-length WRITEs that may still go while
-	 * nothing has been heard (see nudge() in provider.c). */
+	 * nothing has been heard (see "A nudge" in provider.c). */
 	int nudges;
 	long long nudge_at;		/* ms: the next one */
 

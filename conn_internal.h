@@ -1,7 +1,7 @@
 /*
- * conn_internal.h - the parts of one connection that common.c and the
- * files built on it (completion.c, message.c, util.c, explain.c) share
- * with each other, with client.c and listener.c (the two sides),
+ * conn_internal.h - the parts of one connection that common.c, the files
+ * built on it (completion.c, message.c) and beside it (util.c, explain.c)
+ * share with each other, with client.c and listener.c (the two sides),
  * provider.c (the providers' hooks) and the project's test tools.  The
  * programs' own files (sender.c, receiver.c and their machinery) do not
  * include it.
@@ -37,13 +37,14 @@ enum wr_kind { WR_RECV, WR_SEND, WR_WRITE };
  * before it (see unsettled() in completion.c). */
 #define CONN_SETTLE_MS 200
 
-/* What woke conn_wait_channels(). */
+/* What woke conn_wait_channels(), or'ed. */
 enum { CONN_WOKE_CQ = 1, CONN_WOKE_CM = 2 };
 
 /* In common.c, each explained there: the connection's first error; the
- * event channel and cm_id, the resources and the message buffers; a
- * credit, and a work request posted under it (client.c's WRITE, the
- * nudge, the test tools); a receive; completions and events. */
+ * event channel and cm_id; the resources; a registration's failure; a
+ * receive and the message buffers; a work request posted under a credit
+ * (client.c's WRITE, the nudge, the test tools); the connection's
+ * parameters; completions and the one wait. */
 int conn_error(struct lab3_conn *conn, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int conn_report_errno(struct lab3_conn *conn, const char *call,
@@ -51,13 +52,13 @@ int conn_report_errno(struct lab3_conn *conn, const char *call,
 int conn_open_cm_id(struct rdma_event_channel **channel,
 		    struct rdma_cm_id **id, void *context, char *err,
 		    size_t err_len);
-struct rdma_conn_param conn_params(void);
 int conn_build_resources(struct lab3_conn *conn, int qp_on_id);
 int conn_reg_error(struct lab3_conn *conn, size_t len);
-int conn_setup_msgs(struct lab3_conn *conn);
 int conn_post_recv(struct lab3_conn *conn, int slot);
+int conn_setup_msgs(struct lab3_conn *conn);
 int conn_post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr);
 int conn_posted(struct lab3_conn *conn, int ret);
+struct rdma_conn_param conn_params(void);
 int conn_poll_cq(struct lab3_conn *conn, struct ibv_wc *wc, int max);
 int conn_take_cq_event(struct lab3_conn *conn);
 int conn_wait_channels(struct lab3_conn *conn, long long left);

@@ -24,7 +24,7 @@ int lab3_wait_for_bytes(const struct lab3_conn *conn, uint64_t bytes)
 
 /* ---- Receiving and waiting ---- */
 
-/* keep_trying: TRY (a try_recv() or a try_flush()) until it is not
+/* keep_trying: TRY (lab3_try_recv_msg() or try_flush()) until it is not
  * -EAGAIN, with a wait of up to WAIT_MS between tries.  A wait that ends
  * in the connection's error gives TRY one more look: what the peer sent
  * before its ERROR or its hang-up (a KEY, say) may have come in the same

@@ -1,8 +1,9 @@
 /*
  * provider.c - what particular RDMA providers need beyond the verbs and
  * rdma_cm as specified (declared in provider.h).  Each hook is called
- * from one place in completion.c, client.c or a command line, names the provider
- * that needs it, and says why; on any other provider it does nothing.
+ * from completion.c, client.c or the command lines' memlock check,
+ * names the provider that needs it, and says why; on any other provider
+ * it does nothing.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,7 +16,7 @@
 #include "conn_internal.h"
 #include "provider.h"
 
-#define NUDGES 3		/* iWARP: see nudge() */
+#define NUDGES 3		/* iWARP: see "A nudge" below */
 #define NUDGE_MS 250
 
 /*

@@ -2,7 +2,7 @@
  * tests/unit.c - unit tests of the wire protocol and the receiver's rules
  * (protocol.h) and of the hashes, the secret key, the command-line
  * parsers, the grading ledger and a connection's message bookkeeping
- * (common.c).  No RDMA device is used.
+ * (completion.c, message.c).  No RDMA device is used.
  *
  * Each case prints "ok - NAME" or "not ok - NAME: detail"; the last line is
  * "N passed, N failed", and the exit status is 1 when any case failed.
