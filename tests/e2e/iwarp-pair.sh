@@ -1,5 +1,5 @@
 # tests/e2e/iwarp-pair.sh server|client: Lab 3 over iWARP between two
-# hosts, run by tests/iwarp.test through scripts/rxe-pair with
+# hosts, run by tests/long/iwarp.test through scripts/rxe-pair with
 # RXE_PROVIDER=siw: the receiver on host A (server), listening on every
 # address, and the sender on host B (client).
 #   - a transfer of 5 windows over IPv4, and one over IPv6: each sender

@@ -1,4 +1,4 @@
-# Lab 3 over iWARP, on one host: run by tests/iwarp.test with
+# Lab 3 over iWARP, on one host: run by tests/long/iwarp.test with
 # RXE_PROVIDER=siw, so RXE_DEV is a Soft-iWARP device.  A focused set of
 # what the other scripts check over RoCE, with what iWARP does
 # differently in mind:

@@ -16,7 +16,7 @@
 #     RNR retries;
 #   - SIGTERM sent then stops the receiver within 5 s.
 #
-#   tests/e2e/starve.sh quick  -w 64K -n 2 with the default -c (make test)
+#   tests/e2e/starve.sh quick  -w 64K -n 2 with the default -c (a quick look)
 #   tests/e2e/starve.sh all    that, -w 64K -n 2 with -c 1, and the default
 #                              windows with the default -c and -c 1
 #                              (make test-long)
