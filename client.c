@@ -3,8 +3,9 @@
  * (declared in common.h): resolve the receiver's address and a route to
  * it, build the connection on that device and connect; post an RDMA
  * WRITE.  The server side is listener.c; what both sides share, common.c
- * (the resources, registration, posting and the completion wait) and
- * completion.c (what completions mean, and the waits).
+ * (the cm_id and its events, the resources, registration, posting and
+ * the completion wait), completion.c (what completions mean, and the
+ * waits) and message.c (the lab's messages).
  *
  * These are the lab's own verbs, in the order a client calls them.  In
  * the students' kit of depth verbs, each function's body is theirs to

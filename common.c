@@ -198,7 +198,7 @@ static int create_cq(struct lab3_conn *conn)
 	 * entries, context conn, that channel, vector 0, into conn->cq.
 	 * Both return NULL on failure and need not set errno: set errno to 0
 	 * before each, and on NULL return conn_report_errno(conn, "CALL",
-	 * ENOMEM) with CALL the call's name. */
+	 * ENOMEM) with CALL the call's name.  Else return 0. */
 	struct ibv_context *verbs = conn->id->verbs;
 	int ret;
 
@@ -226,16 +226,18 @@ static int create_cq(struct lab3_conn *conn)
  * itself (move_server_qp()). */
 static int create_qp(struct lab3_conn *conn, int on_id)
 {
-	/* SOLUTION verbs the queue pair: A reliable-connected queue pair
-	 * (IBV_QPT_RC) whose sends and receives both complete on conn->cq:
-	 * room for LAB3_SEND_DEPTH send and LAB3_RECV_DEPTH receive work
-	 * requests of one SGE each, and sq_sig_all 0 (a send completes only
-	 * if posted IBV_SEND_SIGNALED).  With ON_ID (a client), make it with
-	 * rdma_create_qp() on conn->id and conn->pd, and take it from
-	 * conn->id->qp; rdma_cm then moves it through its states as the
-	 * connection is made.  Otherwise ibv_create_qp() on conn->pd.  Into
-	 * conn->qp.  Set errno to 0 before the call; on failure return
-	 * conn_report_errno(conn, "CALL", ENOMEM) with CALL its name. */
+	/* SOLUTION verbs the queue pair: A struct ibv_qp_init_attr for a
+	 * reliable-connected QP: qp_type IBV_QPT_RC; send_cq and recv_cq
+	 * conn->cq; cap.max_send_wr LAB3_SEND_DEPTH, cap.max_recv_wr
+	 * LAB3_RECV_DEPTH, cap.max_send_sge and cap.max_recv_sge 1; and
+	 * sq_sig_all 0 (a send completes only if posted IBV_SEND_SIGNALED).
+	 * With ON_ID (a client), make it with rdma_create_qp() on conn->id
+	 * and conn->pd (non-zero on failure), and take it from conn->id->qp;
+	 * rdma_cm then moves it through its states as the connection is
+	 * made.  Otherwise ibv_create_qp() on conn->pd (NULL on failure).
+	 * Into conn->qp.  Set errno to 0 before the call; on failure return
+	 * conn_report_errno(conn, "CALL", ENOMEM) with CALL its name; else
+	 * 0. */
 	struct ibv_qp_init_attr qp_attr = {
 		.send_cq = conn->cq,
 		.recv_cq = conn->cq,
@@ -481,13 +483,13 @@ int conn_poll_cq(struct lab3_conn *conn, struct ibv_wc *wc, int max)
  * there was an event, 0 when none. */
 int conn_take_cq_event(struct lab3_conn *conn)
 {
-	/* SOLUTION verbs the completion event: With conn->comp_channel not
-	 * NULL, take its event with ibv_get_cq_event() into a local struct
-	 * ibv_cq * and void *.  The channel is non-blocking: with no event
-	 * it fails (errno EAGAIN); any failure returns 0 here, the caller
-	 * polls the CQ all the same.  Acknowledge the event at once,
-	 * ibv_ack_cq_events(that cq, 1): ibv_destroy_cq() waits until every
-	 * event has been acknowledged.  Return 1. */
+	/* SOLUTION verbs the completion event: With conn->comp_channel
+	 * NULL, return 0.  Otherwise take its event with ibv_get_cq_event()
+	 * into a local struct ibv_cq * and void *.  The channel is
+	 * non-blocking: with no event it fails (errno EAGAIN); any failure
+	 * returns 0 here, the caller polls the CQ all the same.  Acknowledge
+	 * the event at once, ibv_ack_cq_events(that cq, 1): ibv_destroy_cq()
+	 * waits until every event has been acknowledged.  Return 1. */
 	struct ibv_cq *cq;
 	void *cq_context;
 
@@ -512,7 +514,7 @@ int conn_wait_channels(struct lab3_conn *conn, long long left)
 		{ .fd = conn->comp_channel ? conn->comp_channel->fd : -1,
 		  .events = POLLIN },
 	};
-	int woke = 0, ret;
+	int woke, ret;
 
 	if (lab3_wait_fds(fds, 2, left, conn->wait_sigmask) < 0) {
 		int err = errno;
@@ -520,16 +522,12 @@ int conn_wait_channels(struct lab3_conn *conn, long long left)
 		return conn_error(conn, -err, "%s", err == EINTR ?
 				  "interrupted by a signal" : strerror(err));
 	}
-	if ((fds[1].revents & POLLIN) && conn_take_cq_event(conn))
-		woke |= CONN_WOKE_CQ;
-	if (fds[0].revents & POLLIN) {
-		ret = handle_cm_event(conn);
-		if (ret < 0)
-			return ret;
-		if (ret > 0)
-			woke |= CONN_WOKE_CM;
-	}
-	return woke;
+	ret = (fds[1].revents & POLLIN) ? conn_take_cq_event(conn) : 0;
+	if (ret < 0)		/* a kit's step not yet written */
+		return ret;
+	woke = ret > 0 ? CONN_WOKE_CQ : 0;
+	ret = (fds[0].revents & POLLIN) ? handle_cm_event(conn) : 0;
+	return ret < 0 ? ret : ret > 0 ? (woke | CONN_WOKE_CM) : woke;
 }
 
 /* ---- Teardown ---- */

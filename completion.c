@@ -357,8 +357,9 @@ int lab3_wait(struct lab3_conn *conn, int wait_ms)
 }
 
 /* conn_wait_cm_event: wait for event WANTED on our cm_id, each step of setup
- * within the connection's timeout.  (rdma_cm's events are read only here
- * and in lab3_wait(), so none can have been missed before.) */
+ * within the connection's timeout.  (A connection's own rdma_cm events
+ * are read only in conn_wait_channels(), inside this file's waits, each
+ * noted in conn->cm_event and its flags: none is lost.) */
 int conn_wait_cm_event(struct lab3_conn *conn,
 		       enum rdma_cm_event_type wanted)
 {

@@ -3,9 +3,10 @@
  * serves many connections at once needs: listening, accepting, and the
  * calls that never block (the receiver's class server, server.c).  A
  * sender needs none of it; common.h is the one connection that both sides
- * share.  Defined in listener.c (listening, accepting), common.c (a CM
- * event, starting a disconnect), completion.c and message.c (the calls
- * that never block), and util.c (lab3_wait_fds(), the one ppoll).
+ * share.  Defined in listener.c (listening, accepting, lab3_addr_name(),
+ * lab3_conn_fd()), common.c (a CM event, starting a disconnect),
+ * completion.c and message.c (the calls that never block), and util.c
+ * (lab3_wait_fds(), the one ppoll).
  */
 #ifndef LAB3_LISTENER_H
 #define LAB3_LISTENER_H
