@@ -94,8 +94,12 @@ sandbox_cgroup() {
 	done
 	cg=$(mktemp -d "$SANDBOX_CGROUP_ROOT/lab3-sandbox.XXXXXX" 2>/dev/null) ||
 		return 0
-	# Half of this machine's memory, and never more than 1 GiB.
-	mem=$(awk '$1 == "MemTotal:" { m = $2 * 512;
+	# Three quarters of this machine's memory, and never more than 1
+	# GiB.  (Half was too tight for the larger-than-memory check in the
+	# grading VM: the file's page cache is charged here, and at the cap
+	# an honest sender stalled, 1 run in 3; at three quarters the cap
+	# is never reached and the run takes the same time.)
+	mem=$(awk '$1 == "MemTotal:" { m = $2 * 768;
 		print (m > 1073741824 ? 1073741824 : m); exit }' /proc/meminfo)
 	{ echo 0 >"$cg/memory.swap.max"; } 2>/dev/null	# (no swap: no file)
 	if echo "$mem" >"$cg/memory.max" &&
