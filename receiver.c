@@ -72,7 +72,7 @@
 
 #define TAG_KEY 1		/* the KEY's SEND: see key_went_out() */
 #define STORE_SLICE (1u << 20)	/* bytes of a chunk stored per turn */
-#define CANARY_STRIDE 4096u	/* a canary word at the start of each */
+#define CANARY_STRIDE 4096u	/* a canary in each piece of a chunk */
 
 /* The states of a session, one function each, in the lab's order. */
 static int recv_file_info(struct session *s);	/* step 1 */
@@ -95,10 +95,12 @@ static int give_up(struct session *s, enum lab3_error_code code,
 		   const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int tell_error(struct session *s, enum lab3_error_code code);
 static struct window *chunk_window(struct session *s, uint64_t chunk);
+static int unwritten_chunk(struct session *s, const struct window *w);
 static int setup_windows(struct session *s);
 static void plant_canaries(const struct session *s, struct window *w);
-static int find_canary(const struct session *s, const struct window *w,
-		       uint64_t *at);
+static uint64_t find_canary(const struct session *s,
+			    const struct window *w, uint64_t *at,
+			    uint64_t *checked);
 
 /* ---- One session: the state machine ---- */
 
@@ -168,7 +170,7 @@ static int recv_file_info(struct session *s)
 	return setup_windows(s);
 }
 
-/* send_region: step 2, REGION: plant canaries in the window of the next
+/* send_region: step 2, REGION: hide canaries in the window of the next
  * chunk, register it for remote write and send its descriptor, for every
  * chunk that has a free window (at the start, one per window; later, the
  * window just stored), one a turn.  Each registration is new, so its
@@ -241,8 +243,9 @@ static int recv_done(struct session *s)
 }
 
 /* store_chunk: revoke the sender's access to the chunk's window, make
- * sure that the sender did write it (no canary left), then hash the
- * chunk and append it to the file being built, STORE_SLICE bytes a turn (a DONE costs the sender nothing, and the chunk may be a GiB: the
+ * sure that the sender did write it (no canary left whole), then hash the
+ * chunk and append it to the file being built, STORE_SLICE bytes a turn
+ * (a DONE costs the sender nothing, and the chunk may be a GiB: the
  * other sessions' turns come between the slices).  Deregistering first
  * means no RDMA WRITE can change the bytes after they were checked. */
 static int store_chunk(struct session *s)
@@ -251,20 +254,14 @@ static int store_chunk(struct session *s)
 	uint64_t len = w->length - w->stored;
 	uint8_t *at = w->buf + w->stored;
 
-	uint64_t unwritten;
-
 	if (s->conn.error != 0)		/* nothing it stores would count */
 		return conn_failed(s, s->conn.error);
 	if (w->mr != NULL) {
 		ibv_dereg_mr(w->mr);
 		w->mr = NULL;
 	}
-	if (w->stored == 0 && find_canary(s, w, &unwritten))
-		return give_up(s, LAB3_ERR_PROTOCOL, "chunk at offset %llu: "
-			       "nothing was written at window offset %llu "
-			       "(a DONE before its RDMA WRITEs, or none?)",
-			       (unsigned long long)w->offset,
-			       (unsigned long long)unwritten);
+	if (w->stored == 0 && unwritten_chunk(s, w) != 0)
+		return -1;
 	if (len > STORE_SLICE)
 		len = STORE_SLICE;
 	if (lab3_sha256_add(&s->hash, at, len) != 0)
@@ -290,6 +287,30 @@ static int store_chunk(struct session *s)
 	    s->rx.stored - 1 + s->rx.nwindows >= s->rx.nchunks)
 		give_back(s, w);
 	return 0;
+}
+
+/* unwritten_chunk: -1 (and the session ends, saying where) if a canary
+ * is left whole in W's chunk: a DONE for bytes that no WRITE reached.
+ * All of them left: the sender wrote nothing there. */
+static int unwritten_chunk(struct session *s, const struct window *w)
+{
+	uint64_t at = 0, checked, whole = find_canary(s, w, &at, &checked);
+
+	if (whole == 0)
+		return 0;
+	if (whole == checked)
+		return give_up(s, LAB3_ERR_PROTOCOL, "chunk at offset %llu: "
+			       "no WRITE reached any of the %llu place%s "
+			       "checked in it (a DONE before its RDMA WRITEs, "
+			       "or none?)", (unsigned long long)w->offset,
+			       (unsigned long long)checked,
+			       checked == 1 ? "" : "s");
+	return give_up(s, LAB3_ERR_PROTOCOL, "chunk at offset %llu: nothing "
+		       "was written at window offset %llu (%llu of the %llu "
+		       "places checked in it: a WRITE too short, or "
+		       "misplaced?)", (unsigned long long)w->offset,
+		       (unsigned long long)at, (unsigned long long)whole,
+		       (unsigned long long)checked);
 }
 
 /* send_verdict: step 4, VERDICT: compare the hash of every chunk stored
@@ -599,26 +620,35 @@ void free_windows(struct session *s)
 
 /* ---- Canaries: a DONE must follow real RDMA WRITEs ---- */
 
-/* canaries: how many canary words a chunk of LENGTH bytes has: one at
- * the start of each CANARY_STRIDE bytes that has room for a whole word.
- * (A chunk of fewer than 8 bytes has none: only the verdict tells
- * whether it was written; --min-size keeps such files out.) */
-static uint64_t canaries(uint64_t length)
-{
-	return length < sizeof(uint64_t) ? 0 :
-	       (length - sizeof(uint64_t)) / CANARY_STRIDE + 1;
-}
+/* A chunk is cut into pieces of CANARY_STRIDE bytes (the last one takes
+ * the rest, so none is shorter than the stride unless the chunk is).  In
+ * each piece the receiver hides a canary: CANARY_LEN random bytes at a
+ * random place, both drawn from the session's key, which the sender
+ * never sees and cannot read back (a window is for remote write only).
+ * Two things follow:
+ *   - at DONE, a canary still whole says that its place was never
+ *     written: the session ends then, naming it (find_canary());
+ *   - a canary that a sender only partly wrote, or one of a chunk
+ *     shorter than CANARY_LEN (it is filled with random bytes whole),
+ *     is in the bytes hashed: the SHA-256 the sender announced at
+ *     FILE_INFO, before the key was drawn, cannot match them but by
+ *     chance (1 in 2^64 for 8 random bytes, less for more).
+ * Since the place may be any byte of the piece, a sender must write every
+ * byte to be sure of a good verdict; writing part of each piece (the
+ * rest of a new window is zeros, which a file of zeros would not need to
+ * write) fails at once.  An honest sender, which writes every byte,
+ * fails only where its file holds a canary's 16 bytes at its very place:
+ * 1 in 2^128 a piece. */
+#define CANARY_LEN 16u
 
-/* canary: the word planted at the start of the Ith CANARY_STRIDE bytes
- * of the chunk at file offset OFFSET: splitmix64 (a published 64-bit
- * mixer, a bijection) of the session's random key and the word's place.
- * The sender never reads a window, so without the key it cannot tell
- * what one holds; a key is the session's alone, drawn once
- * (setup_windows()), so whatever a session learns of its canaries is no
- * use to the next. */
-static uint64_t canary(uint64_t key, uint64_t offset, uint64_t i)
+/* canary_word: the Nth 64-bit word drawn for the piece at file offset
+ * OFFSET: splitmix64 (a published 64-bit mixer, a bijection) of the
+ * session's random key and (OFFSET, N).  A key is the session's alone,
+ * drawn once (setup_windows()), so whatever a session learns of its
+ * canaries is no use to the next. */
+static uint64_t canary_word(uint64_t key, uint64_t offset, uint64_t n)
 {
-	uint64_t z = key ^ (offset + i * CANARY_STRIDE);
+	uint64_t z = key ^ (offset * 4 + n);
 
 	z += 0x9e3779b97f4a7c15ULL;
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -626,34 +656,70 @@ static uint64_t canary(uint64_t key, uint64_t offset, uint64_t i)
 	return z ^ (z >> 31);
 }
 
-/* plant_canaries: before W is offered for its chunk, put its canary()
- * word at the start of each CANARY_STRIDE bytes of it: unpredictable,
- * so a sender cannot leave them as they are and still announce the
- * bytes the window would hold.  Its WRITEs replace them; find_canary()
- * looks for one left.  The rest of the window keeps what it held. */
+/* A piece's canary: its place in the chunk, its length and its bytes. */
+struct canary {
+	uint64_t at;
+	uint32_t len;
+	uint8_t bytes[CANARY_LEN];
+};
+
+/* canary_of: the canary of piece I of W's chunk, into C. */
+static void canary_of(const struct session *s, const struct window *w,
+		      uint64_t i, struct canary *c)
+{
+	uint64_t start = i * CANARY_STRIDE;
+	uint64_t len = w->length - start;
+	uint64_t words[2];
+
+	if (len >= 2 * CANARY_STRIDE)
+		len = CANARY_STRIDE;	/* (the last piece takes the rest) */
+	c->len = len < CANARY_LEN ? (uint32_t)len : CANARY_LEN;
+	c->at = start + canary_word(s->canary_key, w->offset + start, 0) %
+		(len - c->len + 1);
+	words[0] = canary_word(s->canary_key, w->offset + start, 1);
+	words[1] = canary_word(s->canary_key, w->offset + start, 2);
+	memcpy(c->bytes, words, CANARY_LEN);
+}
+
+/* pieces: how many canaries a chunk of LENGTH bytes holds. */
+static uint64_t pieces(uint64_t length)
+{
+	return length < CANARY_STRIDE ? (length > 0) : length / CANARY_STRIDE;
+}
+
+/* plant_canaries: before W is offered for its chunk, hide a canary in
+ * each of its pieces.  Its WRITEs replace them; the rest of the window
+ * keeps what it held. */
 static void plant_canaries(const struct session *s, struct window *w)
 {
-	for (uint64_t i = 0; i < canaries(w->length); i++) {
-		uint64_t word = canary(s->canary_key, w->offset, i);
+	struct canary c;
 
-		memcpy(w->buf + i * CANARY_STRIDE, &word, sizeof(word));
+	for (uint64_t i = 0; i < pieces(w->length); i++) {
+		canary_of(s, w, i, &c);
+		memcpy(w->buf + c.at, c.bytes, c.len);
 	}
 }
 
-/* find_canary: after W's DONE, succeed if a canary is still in its chunk,
- * with its window offset in *AT: bytes that no WRITE reached.  (A WRITE
- * that wrote the very same 8 bytes would be taken for none: 1 in 2^64.) */
-static int find_canary(const struct session *s, const struct window *w,
-		       uint64_t *at)
+/* find_canary: after W's DONE, count the canaries of CANARY_LEN bytes
+ * still whole in its chunk (places that no WRITE reached), with the
+ * window offset of the first in *AT, and the places checked in *CHECKED.
+ * (A chunk shorter than that is left to the verdict: its few bytes are
+ * too likely to be written with the same values.) */
+static uint64_t find_canary(const struct session *s, const struct window *w,
+			    uint64_t *at, uint64_t *checked)
 {
-	for (uint64_t i = 0; i < canaries(w->length); i++) {
-		uint64_t word = canary(s->canary_key, w->offset, i);
+	uint64_t whole = 0;
+	struct canary c;
 
-		if (memcmp(w->buf + i * CANARY_STRIDE, &word,
-			   sizeof(word)) == 0) {
-			*at = i * CANARY_STRIDE;
-			return 1;
-		}
+	*checked = 0;
+	for (uint64_t i = 0; i < pieces(w->length); i++) {
+		canary_of(s, w, i, &c);
+		if (c.len < CANARY_LEN)
+			continue;
+		++*checked;
+		if (memcmp(w->buf + c.at, c.bytes, c.len) == 0 &&
+		    whole++ == 0)
+			*at = c.at;
 	}
-	return 0;
+	return whole;
 }

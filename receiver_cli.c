@@ -41,7 +41,8 @@ static const char usage_text[] =
 "usage: receiver [-v] [-a ADDR] [-p PORT] [-o DIR] [-m MAX_BYTES] [-l LEDGER]\n"
 "                [-c SESSIONS] [-w WINDOW_SIZE] [-n WINDOWS] [-b BUDGET]\n"
 "                [-k SECRET_FILE] [-t SECONDS] [-r ROSTER] [--keep-failed]\n"
-"                [--min-size MIN_BYTES] [--store-max BYTES]\n"
+"                [--min-size MIN_BYTES] [--store-max BYTES] [--keep N]\n"
+"                [--address-max BYTES] [--address-sessions N]\n"
 "       receiver [-k SECRET_FILE] --key-for ID\n"
 "       receiver --ledger-summary LEDGER [-r ROSTER] | --version | -h | --help\n"
 "\n"
@@ -51,6 +52,9 @@ static const char usage_text[] =
 "  -o DIR, --keep-failed  save each verified file into DIR (a failed one's\n"
 "                  bytes: DIR/.failed/), at most --store-max BYTES in all\n"
 "  -m MAX_BYTES, --min-size MIN_BYTES  refuse larger, smaller files (64G, 0)\n"
+"  --keep N        keep an ID's newest good file and N earlier (default: all)\n"
+"  --address-max BYTES, --address-sessions N  what one address (an IPv6\n"
+"                  /64) may hold: files kept and promised, sessions open\n"
 "  -c SESSIONS     senders served at once, 1 to %d; more are busy (default %d)\n"
 "  -w WINDOW_SIZE, -n WINDOWS  each session's windows: 64K to 1G (default\n"
 "                  16M, less to fit ulimit -l), 2 to %d in flight (default %d)\n"
@@ -72,19 +76,42 @@ static void usage(FILE *to)
 		DEFAULT_WINDOWS, DEFAULT_SECRET, LAB3_DEFAULT_TIMEOUT);
 }
 
-/* parse_byte_count: -m, --min-size ('M') or --store-max ('S') (OPT_CHAR)
- * with ARG into OPT; -1 after saying what is wrong. */
+/* parse_byte_count: -m, --min-size ('M'), --store-max ('S') or
+ * --address-max ('A') (OPT_CHAR) with ARG into OPT; -1 after saying what
+ * is wrong. */
 static int parse_byte_count(struct options *opt, int opt_char,
 			    const char *arg)
 {
 	uint64_t *to = opt_char == 'm' ? &opt->max_bytes :
-		       opt_char == 'M' ? &opt->min_bytes : &opt->store_max;
+		       opt_char == 'M' ? &opt->min_bytes :
+		       opt_char == 'A' ? &opt->address_max : &opt->store_max;
 
 	if (lab3_parse_size(arg, to) == 0)
 		return 0;
 	fprintf(stderr, "receiver: %s %s: not a byte count\n",
 		opt_char == 'm' ? "-m" : opt_char == 'M' ? "--min-size" :
-		"--store-max", arg);
+		opt_char == 'A' ? "--address-max" : "--store-max", arg);
+	return -1;
+}
+
+/* parse_quota: --keep ('E') or --address-sessions ('C') (OPT_CHAR) with
+ * ARG into OPT, with its range checked; -1 after saying what is wrong. */
+static int parse_quota(struct options *opt, int opt_char, const char *arg)
+{
+	if (opt_char == 'E') {
+		opt->keep = (int)lab3_parse_number(arg, 0, KEEP_MAX);
+		if (opt->keep >= 0)
+			return 0;
+		fprintf(stderr, "receiver: --keep %s: not a number of earlier "
+			"files from 0 to %d\n", arg, KEEP_MAX);
+		return -1;
+	}
+	opt->address_sessions = (int)lab3_parse_number(arg, 1,
+						       2 * MAX_SESSIONS_MAX);
+	if (opt->address_sessions >= 0)
+		return 0;
+	fprintf(stderr, "receiver: --address-sessions %s: not a number of "
+		"sessions from 1 to %d\n", arg, 2 * MAX_SESSIONS_MAX);
 	return -1;
 }
 
@@ -153,10 +180,12 @@ static int check_modes(const struct options *opt, int serving_options)
 		fprintf(stderr, "receiver: --key-for takes no option but -k\n");
 		return -1;
 	}
-	if ((opt->keep_failed || opt->store_max != 0) &&
-	    opt->out_dir == NULL) {
+	if ((opt->keep_failed || opt->store_max != 0 || opt->keep >= 0 ||
+	     opt->address_max != 0) && opt->out_dir == NULL) {
 		fprintf(stderr, "receiver: %s needs -o DIR\n",
-			opt->keep_failed ? "--keep-failed" : "--store-max");
+			opt->keep_failed ? "--keep-failed" :
+			opt->store_max != 0 ? "--store-max" :
+			opt->keep >= 0 ? "--keep" : "--address-max");
 		return -1;
 	}
 	if (opt->min_bytes > opt->max_bytes) {
@@ -180,7 +209,10 @@ static int check_modes(const struct options *opt, int serving_options)
 static int parse_args(struct options *opt, int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "address-max", required_argument, NULL, 'A' },
+		{ "address-sessions", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "keep", required_argument, NULL, 'E' },
 		{ "keep-failed", no_argument, NULL, 'F' },
 		{ "key-for", required_argument, NULL, 'K' },
 		{ "ledger-summary", required_argument, NULL, 'L' },
@@ -193,7 +225,7 @@ static int parse_args(struct options *opt, int argc, char **argv)
 
 	while ((opt_char = getopt_long(argc, argv, "a:b:c:hk:l:m:n:o:p:r:t:vw:",
 				       longopts, NULL)) != -1) {
-		if (strchr("almnoptvwFMS", opt_char) != NULL)
+		if (strchr("almnoptvwACEFMS", opt_char) != NULL)
 			serving_options = 1;
 		switch (opt_char) {
 		case 'a': opt->addr = optarg; break;
@@ -205,7 +237,11 @@ static int parse_args(struct options *opt, int argc, char **argv)
 		case 'L': opt->ledger_summary = optarg; break;
 		case 'v': opt->verbose = 1; break;
 		case 'F': opt->keep_failed = 1; break;
-		case 'm': case 'M': case 'S':
+		case 'E': case 'C':
+			if (parse_quota(opt, opt_char, optarg) != 0)
+				return -1;
+			break;
+		case 'm': case 'M': case 'S': case 'A':
 			if (parse_byte_count(opt, opt_char, optarg) != 0)
 				return -1;
 			break;
@@ -483,6 +519,7 @@ int main(int argc, char **argv)
 		.window_size = DEFAULT_WINDOW_SIZE,
 		.windows = DEFAULT_WINDOWS,
 		.max_sessions = DEFAULT_MAX_SESSIONS,
+		.keep = -1,
 		.timeout_s = LAB3_DEFAULT_TIMEOUT,
 	};
 	uint8_t secret[LAB3_SECRET_LEN];

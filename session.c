@@ -5,6 +5,8 @@
  * share, taken in per-address turns.  It calls neither file: both call
  * it.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,15 +25,46 @@ uint64_t window_bytes(const struct session *s)
 	       s->rx.window_size;
 }
 
-/* same_host: whether two peers' names ("198.18.0.1:40152",
- * "[fd00::1]:7471") are of one address: all but the port. */
+/* peer_source: the source that PEER ("198.18.0.1:40152",
+ * "[fd00::1]:7471") counts as for the per-address limits, into OUT: its
+ * IPv4 address, or the /64 of its IPv6 address (one host holds a whole
+ * /64, as OpenSSH's PerSourceNetBlockSize assumes: "fd00:0:0:1::/64"),
+ * an IPv4-mapped one as IPv4.  Anything else: the name without its
+ * port. */
+void peer_source(const char *peer, char *out, size_t len)
+{
+	const char *colon = strrchr(peer, ':');
+	size_t host_len = colon != NULL ? (size_t)(colon - peer) : strlen(peer);
+	char host[INET6_ADDRSTRLEN + 2];
+	struct in6_addr a6;
+
+	if (host_len >= 2 && host_len < sizeof(host) && peer[0] == '[' &&
+	    peer[host_len - 1] == ']') {
+		memcpy(host, peer + 1, host_len - 2);
+		host[host_len - 2] = '\0';
+		if (inet_pton(AF_INET6, host, &a6) == 1) {
+			if (IN6_IS_ADDR_V4MAPPED(&a6)) {
+				inet_ntop(AF_INET, &a6.s6_addr[12], out,
+					  (socklen_t)len);
+				return;
+			}
+			memset(&a6.s6_addr[8], 0, 8);
+			if (inet_ntop(AF_INET6, &a6, host, sizeof(host)))
+				snprintf(out, len, "%s/64", host);
+			return;
+		}
+	}
+	snprintf(out, len, "%.*s", (int)host_len, peer);
+}
+
+/* same_host: whether two peers count as one source (peer_source()). */
 int same_host(const char *a, const char *b)
 {
-	const char *ca = strrchr(a, ':'), *cb = strrchr(b, ':');
-	size_t la = ca ? (size_t)(ca - a) : strlen(a);
-	size_t lb = cb ? (size_t)(cb - b) : strlen(b);
+	char sa[LAB3_SOURCE_LEN], sb[LAB3_SOURCE_LEN];
 
-	return la == lb && strncmp(a, b, la) == 0;
+	peer_source(a, sa, sizeof(sa));
+	peer_source(b, sb, sizeof(sb));
+	return strcmp(sa, sb) == 0;
 }
 
 /* ---- The rate floor ---- */

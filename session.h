@@ -16,6 +16,8 @@
 #include "rules.h"
 
 #define MAX_SESSIONS_MAX 64	/* -c at most */
+#define KEEP_MAX 1000		/* --keep at most */
+#define LAB3_SOURCE_LEN 64	/* peer_source()'s names, and a NUL */
 
 /* The limits that keep one sender from holding a session (and so a place
  * of -c) for long without doing its part.  No honest sender on any RDMA
@@ -53,6 +55,9 @@ struct options {
 	int verbose;
 	int keep_failed;		/* --keep-failed */
 	uint64_t store_max;		/* --store-max; 0: no limit */
+	int keep;			/* --keep; -1: every file */
+	uint64_t address_max;		/* --address-max; 0: no limit */
+	int address_sessions;		/* --address-sessions; 0: none */
 };
 
 /* One window: registered memory that one chunk of the file is written
@@ -208,6 +213,7 @@ int record_session(struct session *s, int key_sent, char *err,
  * step that waits (STEP_WAIT, and when it runs out), the rate floor, and
  * the window budget the sessions share. */
 uint64_t window_bytes(const struct session *s);
+void peer_source(const char *peer, char *out, size_t len);
 int same_host(const char *a, const char *b);
 void start_rate_floor(struct session *s);
 int rate_check(struct session *s, long long now, char *why, size_t why_len);

@@ -35,8 +35,14 @@
  *                their SHA-256 (what a window holds that nobody wrote),
  *                then a DONE for each REGION, and never a WRITE.  The
  *                receiver must end the session at the first DONE (the
- *                line then says "the receiver stopped it" and why); a
- *                verdict, good or bad, is a let-through (exit 3).
+ *                line then says "the receiver stopped it"; the
+ *                receiver's summary line says why), or, for a file
+ *                shorter than a canary, give a bad verdict; a good one
+ *                is a let-through (exit 3).
+ *   sparse       As unwritten, but for each REGION it writes 16 bytes
+ *                of zeros at the start of each 4 KiB of the chunk: a
+ *                store filler's cheap file, against canaries at fixed
+ *                places.  The same answers are right and wrong.
  *   wrong-wr-id  The chunk's RDMA WRITE posted straight to the QP with
  *                wr_id 0, which names a receive: its own completion
  *                handling (lab3_poll()) must stop it with -EINVAL and
@@ -65,7 +71,7 @@
  * Exit status: 0 when it could carry out the misbehaviour, whatever the
  * receiver answered: judging the receiver's reaction is the test's job.
  * 1 means a usage error, 2 that it could not even misbehave, and 3 that
- * the receiver let bad-hash, stale-write or unwritten through (a good
+ * the receiver let bad-hash, stale-write, unwritten or sparse through (a good
  * verdict, a write accepted, a DONE taken for bytes never written).
  */
 #include <errno.h>
@@ -96,6 +102,8 @@
 #define STARVE_WAIT_MS 10000		/* starve: for a completion */
 #define STARVE_END_S 60			/* starve: for the receiver to end it */
 #define STARVE_MAX_S 120		/* starve: the whole mode, at most */
+#define SPARSE_STRIDE 4096u		/* sparse: the bytes it writes, */
+#define SPARSE_LEN 16u			/* these at the start of each */
 #define STARVE_SENDS 4			/* starve: send buffers, used in turn */
 
 /* The evil sender's connection, its file and what it has seen. */
@@ -554,19 +562,25 @@ static int bad_hash(struct evil *e)
 	return 0;
 }
 
-/* A DONE for each chunk, never a WRITE: only the window's own bytes (all
- * zeros, if nothing put a canary there) are in it. */
-static int unwritten(struct evil *e)
+/* fake_file: FILE_INFO for SIZE bytes of zeros with their SHA-256 (what
+ * a new window holds where nobody wrote), then for each REGION, WRITE
+ * (may be NULL) and a DONE.  The line says whether the receiver stopped
+ * it (its ERROR: the test reads why from the summary line) or gave a
+ * verdict: a good one for bytes never written is a let-through. */
+static int fake_file(struct evil *e, const char *mode,
+		     int (*write)(struct evil *e))
 {
 	struct lab3_msg info, verdict;
 	uint64_t offset = 0;
-	int ret;
+	int good, ret;
 
 	memset(e->data, 0, e->data_len);
 	file_info(e, e->size, &info);
 	ret = send_msg(e, &info, NULL, 0);
 	while (ret == 0 && offset < e->size) {
 		ret = recv_chunk_region(e, offset);
+		if (ret == 0 && write != NULL)
+			ret = write(e);
 		if (ret == 0)
 			ret = send_done(e, e->region.region.length);
 		if (ret == 0)
@@ -576,18 +590,45 @@ static int unwritten(struct evil *e)
 	if (ret == 0)
 		ret = recv_type(e, LAB3_MSG_VERDICT, &verdict);
 	if (ret == -EREMOTEIO) {	/* the receiver's ERROR */
-		snprintf(e->what, sizeof(e->what), "unwritten: the receiver "
-			 "stopped it after %u DONE%s", e->chunks,
+		snprintf(e->what, sizeof(e->what), "%s: the receiver stopped "
+			 "it after %u DONE%s", mode, e->chunks,
 			 plural(e->chunks));
 		return 0;
 	}
 	if (ret != 0)
 		return ret;
-	snprintf(e->what, sizeof(e->what), "unwritten: verdict %s after %u "
-		 "DONEs and no WRITE", verdict.verdict.verdict ==
-		 LAB3_VERDICT_GOOD ? "good" : "bad", e->chunks);
-	e->status = EVIL_EXIT_LET_THROUGH;
+	good = verdict.verdict.verdict == LAB3_VERDICT_GOOD;
+	snprintf(e->what, sizeof(e->what), "%s: verdict %s after %u DONE%s",
+		 mode, good ? "good" : "bad", e->chunks, plural(e->chunks));
+	e->status = good ? EVIL_EXIT_LET_THROUGH : 0;
 	return 0;
+}
+
+/* A DONE for each chunk, never a WRITE. */
+static int unwritten(struct evil *e)
+{
+	return fake_file(e, "unwritten", NULL);
+}
+
+/* write_sparse: sparse's WRITEs: SPARSE_LEN bytes (of zeros) at the start
+ * of each SPARSE_STRIDE bytes of the last REGION's chunk, where a
+ * receiver that put its canaries at fixed places would have them. */
+static int write_sparse(struct evil *e)
+{
+	const uint64_t length = e->region.region.length;
+	int ret = 0;
+
+	for (uint64_t at = 0; ret == 0 && at < length; at += SPARSE_STRIDE)
+		ret = write_bytes(e, at, length - at < SPARSE_LEN ?
+				  (uint32_t)(length - at) : SPARSE_LEN);
+	return ret;
+}
+
+/* A store filler's cheap file: zeros, of which only SPARSE_LEN bytes in
+ * each SPARSE_STRIDE are written. */
+static int sparse(struct evil *e)
+{
+	return fake_file(e, "sparse", write_sparse);
 }
 
 /* await_refusal: after a WRITE that completed, 0 if the connection is
@@ -922,6 +963,7 @@ static const struct evil_mode modes[] = {
 	{ "bad-hash", bad_hash },
 	{ "stale-write", stale_write },
 	{ "unwritten", unwritten },
+	{ "sparse", sparse },
 	{ "wrong-wr-id", wrong_wr_id },
 	{ "dribble", dribble },
 	{ "starve", starve },

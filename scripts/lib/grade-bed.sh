@@ -220,7 +220,6 @@ verbs_hint() {
 	"the connection broke (work requests flushed)")
 		echo " (a WRITE its device refused? under the REGION's rkey, not" \
 			"an lkey or rkey of the sender's own, inside the window)" ;;
-	*"nothing was written at window offset 0 "*) ;;
 	*"nothing was written at window offset "*)
 		echo " (the chunk's first bytes came and these not: does each" \
 			"piece go to the REGION's addr plus the bytes of the chunk" \

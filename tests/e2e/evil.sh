@@ -45,17 +45,46 @@ expect_summary "verdict none, [0-9.]+ s, failed: $waited\$" "no-done"
 
 # No RDMA at all (unwritten: FILE_INFO for zeros with their hash, then a
 # DONE for the REGION, no WRITE), for a small file and one that fills
-# its window: the receiver's canaries end it at that first DONE, and say
-# where nothing was written.
-unwritten="chunk at offset 0: nothing was written at window offset 0"
-unwritten+=" (a DONE before its RDMA WRITEs, or none?)"
-for size in 5000 1M; do
+# its window: the receiver's canaries (one hidden in each 4 KiB) end it
+# at that first DONE, and say that no WRITE reached any of them.
+for size in 5000:1 1M:256; do
+	places=${size#*:} size=${size%:*}
+	unwritten="chunk at offset 0: no WRITE reached any of the $places"
+	unwritten+=" place$([ "$places" = 1 ] || echo s) checked in it"
+	unwritten+=" (a DONE before its RDMA WRITEs, or none?)"
 	line=$(tests/evil-sender -s "$size" unwritten "$RXE_ADDR" "$RX_PORT") ||
 		fail "unwritten $size: the evil sender: $line"
 	[ "$line" = "evil-sender: unwritten: the receiver stopped it after 1 DONE: $unwritten" ] ||
 		fail "unwritten $size: $line"
 	expect_summary "verdict none, [0-9.]+ s, failed: ${unwritten//[()?]/.}\$" \
 		"unwritten $size"
+	expect_saved_only "$out"
+done
+
+# A store filler's cheap file (sparse: zeros, with 16 bytes written at
+# the start of each 4 KiB, where fixed canaries would sit; the rest of a
+# new window is zeros already): the canaries' places are secret, so
+# most are still whole at DONE, and the summary says where the first is.
+line=$(tests/evil-sender -s 1M sparse "$RXE_ADDR" "$RX_PORT") ||
+	fail "sparse: the evil sender: $line"
+case $line in
+"evil-sender: sparse: the receiver stopped it after 1 DONE: chunk at offset 0: nothing was written at window offset "*) ;;
+*) fail "sparse: $line" ;;
+esac
+expect_summary "verdict none, [0-9.]+ s, failed: chunk at offset 0: nothing was written at window offset [0-9]+ .[0-9]+ of the 256 places checked in it: a WRITE too short, or misplaced..\$" \
+	"sparse"
+expect_saved_only "$out"
+
+# Files shorter than a canary, never written (unwritten at 1, 5 and 7
+# bytes): the receiver filled them with random bytes, so the hash of
+# zeros the sender announced does not match: a bad verdict, no key.
+# (The class service also refuses them: --min-size 8.)
+for size in 1 5 7; do
+	line=$(tests/evil-sender -s "$size" unwritten "$RXE_ADDR" "$RX_PORT") ||
+		fail "unwritten $size: the evil sender: $line"
+	[ "$line" = "evil-sender: unwritten: verdict bad after 1 DONE" ] ||
+		fail "unwritten $size: $line"
+	expect_summary "id -, $size bytes, verdict bad, " "unwritten $size"
 	expect_saved_only "$out"
 done
 
@@ -73,10 +102,32 @@ expect_saved_only "$out"
 stop_receiver
 expect_status 0 "$RX_STATUS" "receiver after SIGTERM"
 
-# --min-size: a file under it is refused at FILE_INFO (exit 4, saying
-# so); one of its size goes through.
-start_receiver -t 3 --min-size 8 -k "$TEST_TMP/secret" || fail "no receiver"
+# The class service's options, as shipped (the unit's own, then its
+# options file's defaults): a sender that never writes gets no key at 0,
+# 5 or 7 bytes (--min-size 8 refuses them at FILE_INFO); a file under
+# the minimum is refused saying so (exit 4), and one of its size goes
+# through.
+unit_options=$(sed -n 's/^ExecStart=.* -l [^ ]* \(.*\)\$RECEIVER_OPTIONS$/\1/p' \
+	scripts/service/lab3-receiver.service.in)
+file_options=$(sed -n 's/^RECEIVER_OPTIONS="\(.*\)"$/\1/p' \
+	scripts/service/lab3-receiver.conf)
+case " $unit_options " in
+*" --min-size 8 "*) ;;
+*) fail "the service's unit sets no --min-size 8: '$unit_options'" ;;
+esac
+# shellcheck disable=SC2086 # the options' words, as systemd splits them
+start_receiver -t 3 $unit_options $file_options -o "$out" \
+	-k "$TEST_TMP/secret" || fail "no receiver with the service's options"
 SESSION=0
+for size in 0 5 7; do
+	line=$(tests/evil-sender -s "$size" unwritten "$RXE_ADDR" "$RX_PORT") ||
+		fail "unwritten $size, the service's options: $line"
+	[ "$line" = "evil-sender: unwritten: the receiver stopped it after 0 DONEs: file of $size bytes is under the receiver's minimum of 8 bytes" ] ||
+		fail "unwritten $size, the service's options: $line"
+	expect_summary "verdict none, .*failed: file of $size bytes is under the receiver's minimum of 8 bytes\$" \
+		"unwritten $size, the service's options"
+	expect_saved_only "$out"
+done
 make_file "$TEST_TMP/seven" 7
 make_file "$TEST_TMP/eight" 8
 run_sender -i small "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/seven"
@@ -86,5 +137,6 @@ expect_summary "verdict none, .*failed: file of 7 bytes is under" "seven"
 run_sender -i small "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/eight"
 expect_status 0 "$SENDER_STATUS" "an 8-byte file to --min-size 8 ($SENDER_ERR)"
 expect_summary "id small, 8 bytes, verdict good, key sent" "eight"
+rm -r "$out/small"
 stop_receiver
 expect_status 0 "$RX_STATUS" "receiver after SIGTERM"
