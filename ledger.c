@@ -85,6 +85,13 @@ int lab3_ledger_format(const struct lab3_ledger_record *rec, char *buf,
 	line_string(&l, rec->error);
 	line_put(&l, ",\"saved_as\":");
 	line_string(&l, rec->saved_as);
+	for (size_t at = 0; at < rec->dropped_len;
+	     at += strlen(rec->dropped + at) + 1) {
+		line_put(&l, at == 0 ? ",\"dropped\":[" : ",");
+		line_string(&l, rec->dropped + at);
+	}
+	if (rec->dropped_len > 0)
+		line_put(&l, "]");
 	line_put(&l, "}");
 	if (l.len >= size)
 		return -1;
@@ -246,7 +253,7 @@ static int is_utc_time(const char *s)
 /* parse_who: the fields time, peer and id. */
 static int parse_who(struct cursor *c, struct lab3_ledger_entry *e)
 {
-	char peer[256], why[128];
+	char why[128];
 	int id_null;
 
 	if (take(c, "{\"time\":") != 0 ||
@@ -254,7 +261,8 @@ static int parse_who(struct cursor *c, struct lab3_ledger_entry *e)
 	    !is_utc_time(e->time))
 		return -1;
 	if (take(c, ",\"peer\":") != 0 ||
-	    take_string(c, peer, sizeof(peer)) != 0 || peer[0] == '\0')
+	    take_string(c, e->peer, sizeof(e->peer)) != 0 ||
+	    e->peer[0] == '\0')
 		return -1;
 	if (take(c, ",\"id\":") != 0)
 		return -1;
@@ -296,12 +304,13 @@ static int parse_file(struct cursor *c)
 	return 0;
 }
 
-/* parse_outcome: the fields verdict, key_sent, error and saved_as (not
- * in older ledgers), and the end of the line.  A key goes only with a
+/* parse_outcome: the fields verdict, key_sent, error, saved_as (not in
+ * older ledgers) and dropped (only when --keep dropped files), and the
+ * end of the line.  A key goes only with a
  * good verdict and an ID. */
 static int parse_outcome(struct cursor *c, struct lab3_ledger_entry *e)
 {
-	char verdict[8], error[LAB3_LEDGER_LINE_MAX], saved[1024];
+	char verdict[8], error[LAB3_LEDGER_LINE_MAX], dropped[1024];
 	int verdict_null;
 
 	if (take(c, ",\"verdict\":") != 0)
@@ -329,8 +338,16 @@ static int parse_outcome(struct cursor *c, struct lab3_ledger_entry *e)
 	    take_string(c, error, sizeof(error)) < 0)
 		return -1;
 	if (take(c, ",\"saved_as\":") == 0 &&
-	    take_string(c, saved, sizeof(saved)) < 0)
+	    take_string(c, e->saved_as, sizeof(e->saved_as)) < 0)
 		return -1;
+	if (take(c, ",\"dropped\":[") == 0) {
+		do {
+			if (take_string(c, dropped, sizeof(dropped)) != 0)
+				return -1;
+		} while (take(c, ",") == 0);
+		if (take(c, "]") != 0)
+			return -1;
+	}
 	if (take(c, "}") != 0 || c->p != c->end)
 		return -1;
 	return 0;

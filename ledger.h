@@ -21,11 +21,13 @@
  *    "sha256":"<64 hex digits>","verdict":"good","key_sent":true,
  *    "error":null,"saved_as":"student42/report.pdf"}
  *
- * (on one line).  id, file, bytes, sha256, verdict, error and saved_as
- * may be null.  saved_as is where, under -o, the file was saved (a
- * second file of one ID and name is NAME.2, and so on); ledgers written
- * before it existed end after error, and are read as well.  The key
- * itself is never written.
+ * (on one line), then, when --keep removed earlier files of the ID to
+ * make way for this one, ,"dropped":["student42/report.pdf",...] before
+ * the closing brace.  id, file, bytes, sha256, verdict, error and
+ * saved_as may be null.  saved_as is where, under -o, the file was saved
+ * (a second file of one ID and name is NAME.2, and so on); ledgers
+ * written before it existed end after error, and are read as well.  The
+ * key itself is never written.
  */
 #define LAB3_LEDGER_LINE_MAX 8192	/* longest line a ledger may hold */
 #define LAB3_TIME_LEN 21		/* "2026-11-22T20:31:05Z" and a NUL */
@@ -44,6 +46,9 @@ struct lab3_ledger_record {
 	int key_sent;			/* the key was released */
 	const char *error;		/* NULL or "": the session did not fail */
 	const char *saved_as;		/* NULL or "": no file saved */
+	const char *dropped;		/* files removed for it (--keep),
+					 * each ended by a NUL; NULL: none */
+	size_t dropped_len;		/* the bytes of all of them */
 };
 
 /* Write the line for REC, without its newline, and a NUL into BUF of SIZE
@@ -64,9 +69,11 @@ int lab3_ledger_append(int fd, const struct lab3_ledger_record *rec);
 /* What --ledger-summary needs of one record. */
 struct lab3_ledger_entry {
 	char time[LAB3_TIME_LEN];
+	char peer[256];
 	char id[LAB3_ID_MAX + 1];	/* "": none */
 	int verdict;			/* enum lab3_verdict, or -1: none */
 	int key_sent;
+	char saved_as[1024];		/* "": none */
 };
 
 /* Read the LEN bytes at LINE (no newline) as one record, exactly in the

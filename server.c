@@ -81,6 +81,7 @@ struct server {
 	struct lab3_listener listener;
 	struct window_budget budget;		/* -b */
 	struct store_use store;			/* -o, --store-max */
+	struct early_failures early;		/* -l: see record_early() */
 	struct session *sessions[2 * MAX_SESSIONS_MAX];	/* and closing */
 	int nsessions;
 	unsigned number;		/* sessions accepted so far */
@@ -98,7 +99,9 @@ static void finish_session(struct server *srv, struct session *s)
 	free_windows(s);
 	lab3_conn_destroy(&s->conn);
 	if (s->ledger_fd >= 0 && !s->recorded &&
-	    record_session(s, s->key_sent, err, sizeof(err)) != 0)
+	    (s->has_file_info ? record_session(s, s->key_sent, err,
+					       sizeof(err)) :
+	     record_early(&srv->early, s, err, sizeof(err))) != 0)
 		fprintf(stderr, "receiver: session %u: %s\n", s->number, err);
 	print_summary(s);
 	for (i = 0; srv->sessions[i] != s; i++)
@@ -240,6 +243,29 @@ static int make_room_for(struct server *srv, const char *peer)
 	return 1;
 }
 
+/* over_address_sessions: with --address-sessions, refuse (and return 1)
+ * a request from PEER whose address already has that many sessions, in
+ * progress or closing: a flood of connections that fail at once holds
+ * its own address's places, not the others' (OpenSSH's
+ * PerSourceMaxStartups).  "receiver busy": the sender may try later. */
+static int over_address_sessions(struct server *srv, struct rdma_cm_id *id,
+				 const char *peer)
+{
+	char why[LAB3_REASON_MAX + 1];
+	int n = 0;
+
+	if (srv->opt->address_sessions == 0)
+		return 0;
+	for (int i = 0; i < srv->nsessions; i++)
+		n += same_host(srv->sessions[i]->peer, peer);
+	if (n < srv->opt->address_sessions)
+		return 0;
+	snprintf(why, sizeof(why), "%s: your address has %d sessions open, "
+		 "its --address-sessions", LAB3_BUSY_REASON, n);
+	refuse(srv, id, why);
+	return 1;
+}
+
 /* new_session: a connection request: accept it as a new session, or
  * refuse it when -c sessions are in progress and none can make room
  * (an idle one, or one of an address that holds more than its share). */
@@ -253,6 +279,8 @@ static void new_session(struct server *srv, struct rdma_cm_id *id)
 		return;
 	}
 	lab3_addr_name(id, 1, peer, sizeof(peer));
+	if (over_address_sessions(srv, id, peer))
+		return;
 	if ((in_progress(srv) >= srv->opt->max_sessions && !make_room(srv) &&
 	     !make_room_for(srv, peer)) ||
 	    srv->nsessions == 2 * MAX_SESSIONS_MAX ||
@@ -731,13 +759,15 @@ int serve(struct options *opt, const uint8_t *secret, int ledger_fd,
 		.budget = { .bytes = opt->budget },
 	};
 	struct lab3_listener *listener = &srv.listener;
-	char port[8], where[64];
+	char port[8], where[LAB3_ERR_LEN];
 	sigset_t wait_mask;
 	uint16_t bound_port;
 	int status;
 
 	srv.budget.sessions = srv.sessions;
 	srv.budget.nsessions = &srv.nsessions;
+	srv.store.sessions = srv.sessions;
+	srv.store.nsessions = &srv.nsessions;
 	if (opt->port[0] == '\0') {
 		snprintf(port, sizeof(port), "%d", LAB3_DEFAULT_PORT);
 		opt->port = port;
@@ -753,12 +783,17 @@ int serve(struct options *opt, const uint8_t *secret, int ledger_fd,
 			"--store-max %llu\n", opt->out_dir,
 			(unsigned long long)srv.store.used,
 			(unsigned long long)opt->store_max);
+	if (load_kept(&srv.store, opt, where, sizeof(where)) != 0) {
+		fprintf(stderr, "receiver: --address-max: %s\n", where);
+		return LAB3_EXIT_LOCAL;
+	}
 	install_signal_handlers(&wait_mask);
 	listener->wait_sigmask = &wait_mask;
 	if (lab3_listen(listener, opt->addr, opt->port, &bound_port) != 0) {
 		fprintf(stderr, "receiver: listen on %s:%s: %s\n",
 			opt->addr ? opt->addr : "*", opt->port, listener->err);
 		lab3_listener_destroy(listener);
+		free_kept(&srv.store);
 		return LAB3_EXIT_CONNECTION;
 	}
 	printf("listening on %s\n",
@@ -766,5 +801,9 @@ int serve(struct options *opt, const uint8_t *secret, int ledger_fd,
 	fflush(stdout);
 	status = serve_loop(&srv, &wait_mask);
 	lab3_listener_destroy(listener);
+	free_kept(&srv.store);
+	if (ledger_fd >= 0 &&
+	    record_early_end(&srv.early, ledger_fd, where, sizeof(where)) != 0)
+		fprintf(stderr, "receiver: %s\n", where);
 	return status;
 }

@@ -92,6 +92,38 @@ struct window_budget {
 struct store_use {
 	uint64_t used;
 	uint64_t pending;
+	/* --address-max: the files saved, each with the source it came
+	 * from (the ledger's records at start, then this run's). */
+	struct kept_file *kept;
+	size_t nkept;
+	size_t kept_cap;
+	struct session *const *sessions;	/* all of the server's, to */
+	const int *nsessions;			/* add up their promises */
+};
+
+/* A file saved under -o, and where from: --address-max counts it. */
+struct kept_file {
+	char source[LAB3_SOURCE_LEN];		/* peer_source() */
+	char saved_as[3 * LAB3_ID_MAX + LAB3_NAME_MAX + 8];
+	uint64_t bytes;
+};
+
+/* Sessions that failed before FILE_INFO, by source, for the ledger
+ * (store.c record_early()): one record per source per EARLY_INTERVAL_S,
+ * the others counted into it, so that a flood of connections that fail
+ * at once cannot fill the ledger's disk. */
+#define EARLY_INTERVAL_S 60
+#define EARLY_SOURCES 256
+struct early_source {
+	char source[LAB3_SOURCE_LEN];
+	time_t recorded;		/* its last record's time; 0: none */
+	unsigned unrecorded;		/* failures since, not recorded */
+	time_t since;			/* the first of them */
+	char last_error[LAB3_ERR_LEN];	/* the last one's reason */
+};
+struct early_failures {
+	struct early_source sources[EARLY_SOURCES];
+	int n;
 };
 
 /* A session's life around the lab's steps, in the serving loop. */
@@ -148,7 +180,9 @@ struct session {
 	int has_verdict;
 	char id[LAB3_ID_MAX + 1];
 	int key_sent;
-	char saved_as[3 * LAB3_ID_MAX + LAB3_NAME_MAX + 2];	/* ID/NAME */
+	char saved_as[3 * LAB3_ID_MAX + LAB3_NAME_MAX + 8];	/* ID/NAME */
+	char dropped[1024];		/* --keep: files removed for it, */
+	size_t dropped_len;		/* each ended by a NUL */
 	char kept_as[32];		/* --keep-failed: .failed/session-N */
 	char error[LAB3_ERR_LEN];		/* why the session failed */
 
@@ -200,6 +234,9 @@ void free_windows(struct session *s);
 
 /* store.c: the file it saves (-o) and its ledger record (-l). */
 int count_used(const char *dir, uint64_t *bytes);
+int load_kept(struct store_use *use, const struct options *opt, char *err,
+	      size_t err_len);
+void free_kept(struct store_use *use);
 int check_room(struct session *s);
 int append_to_file(struct session *s, const uint8_t *buf, uint64_t len);
 int open_tmp_file(struct session *s);
@@ -208,6 +245,10 @@ int keep_file(struct session *s);
 void drop_tmp_file(struct session *s);
 int record_session(struct session *s, int key_sent, char *err,
 		   size_t err_len);
+int record_early(struct early_failures *ef, struct session *s, char *err,
+		 size_t err_len);
+int record_early_end(struct early_failures *ef, int ledger_fd, char *err,
+		     size_t err_len);
 
 /* session.c: what a session's steps ask of the server that runs them: a
  * step that waits (STEP_WAIT, and when it runs out), the rate floor, and

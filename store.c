@@ -4,6 +4,7 @@
  * its record in the grading ledger (-l).
  */
 #define _GNU_SOURCE	/* renameat2() */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -69,6 +70,165 @@ int count_used(const char *dir, uint64_t *bytes)
 	return 0;
 }
 
+/* ---- What each source keeps (--address-max) ---- */
+
+/* add_kept: remember that SAVED_AS, of BYTES bytes, came from SOURCE (a
+ * record of the same file before it is replaced).  0, or -ENOMEM. */
+static int add_kept(struct store_use *use, const char *source,
+		    const char *saved_as, uint64_t bytes)
+{
+	struct kept_file *k = NULL;
+
+	for (size_t i = 0; i < use->nkept && k == NULL; i++)
+		if (strcmp(use->kept[i].saved_as, saved_as) == 0)
+			k = &use->kept[i];
+	if (k == NULL) {
+		if (use->nkept == use->kept_cap) {
+			size_t cap = use->kept_cap ? 2 * use->kept_cap : 64;
+			struct kept_file *more = realloc(use->kept,
+							 cap * sizeof(*more));
+
+			if (more == NULL)
+				return -ENOMEM;
+			use->kept = more;
+			use->kept_cap = cap;
+		}
+		k = &use->kept[use->nkept++];
+	}
+	snprintf(k->source, sizeof(k->source), "%s", source);
+	snprintf(k->saved_as, sizeof(k->saved_as), "%.*s",
+		 (int)sizeof(k->saved_as) - 1, saved_as);
+	k->bytes = bytes;
+	return 0;
+}
+
+/* forget_kept: the file SAVED_AS is gone. */
+static void forget_kept(struct store_use *use, const char *saved_as)
+{
+	for (size_t i = 0; i < use->nkept; i++) {
+		if (strcmp(use->kept[i].saved_as, saved_as) == 0) {
+			use->kept[i] = use->kept[--use->nkept];
+			return;
+		}
+	}
+}
+
+/* file_size: the size of the regular file SAVED_AS under DIR, or -1
+ * when there is none (the instructor removed it, say). */
+static long long file_size(const char *dir, const char *saved_as)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, saved_as) >=
+	    (int)sizeof(path) || lstat(path, &st) != 0 ||
+	    !S_ISREG(st.st_mode))
+		return -1;
+	return (long long)st.st_size;
+}
+
+/* load_kept: with --address-max and a ledger, learn from its records
+ * which of the files under -o came from which source, so that a restart
+ * forgets nothing of what each holds.  0, or -1 with ERR saying why. */
+int load_kept(struct store_use *use, const struct options *opt, char *err,
+	      size_t err_len)
+{
+	struct lab3_ledger_entry e;
+	char source[LAB3_SOURCE_LEN];
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	long long size;
+	FILE *in;
+	int ret = 0;
+
+	if (opt->address_max == 0 || opt->ledger == NULL)
+		return 0;
+	in = fopen(opt->ledger, "r");
+	if (in == NULL && errno == ENOENT)
+		return 0;	/* a new ledger: nothing kept yet */
+	if (in == NULL) {
+		snprintf(err, err_len, "cannot read ledger %.120s: %s",
+			 opt->ledger, strerror(errno));
+		return -1;
+	}
+	while (ret == 0 && (len = getline(&line, &cap, in)) > 0) {
+		if (line[len - 1] == '\n')
+			len--;
+		if (lab3_ledger_parse(line, (size_t)len, &e) != 0 ||
+		    !e.key_sent || e.saved_as[0] == '\0' ||
+		    strlen(e.saved_as) >= sizeof(use->kept->saved_as) ||
+		    (size = file_size(opt->out_dir, e.saved_as)) < 0)
+			continue;
+		peer_source(e.peer, source, sizeof(source));
+		ret = add_kept(use, source, e.saved_as, (uint64_t)size);
+	}
+	if (ret != 0 || ferror(in))
+		snprintf(err, err_len, "cannot read ledger %.120s: %s",
+			 opt->ledger, strerror(ret != 0 ? -ret : errno));
+	free(line);
+	fclose(in);
+	return ret != 0 ? -1 : 0;
+}
+
+/* free_kept: forget what load_kept() and the sessions learned. */
+void free_kept(struct store_use *use)
+{
+	free(use->kept);
+	use->kept = NULL;
+	use->nkept = use->kept_cap = 0;
+}
+
+/* held_by: the bytes that SOURCE holds under -o: its files still there
+ * (one the instructor removed no longer counts: that is how a quota is
+ * given back) and what its sessions in progress have promised. */
+static uint64_t held_by(struct store_use *use, const struct options *opt,
+			const char *source)
+{
+	char other[LAB3_SOURCE_LEN];
+	uint64_t held = 0;
+	long long size;
+
+	for (size_t i = 0; i < use->nkept; i++) {
+		if (strcmp(use->kept[i].source, source) != 0)
+			continue;
+		size = file_size(opt->out_dir, use->kept[i].saved_as);
+		if (size < 0) {
+			use->kept[i--] = use->kept[--use->nkept];
+			continue;
+		}
+		held += (uint64_t)size;
+	}
+	for (int i = 0; i < *use->nsessions; i++) {
+		peer_source(use->sessions[i]->peer, other, sizeof(other));
+		if (strcmp(other, source) == 0)
+			held += use->sessions[i]->pending;
+	}
+	return held;
+}
+
+/* check_address: with --address-max, refuse a file that would take
+ * S's source past it: what the address keeps and has promised.  0 when
+ * it fits; -1 with s->error saying how much is left. */
+static int check_address(struct session *s)
+{
+	uint64_t max = s->opt->address_max, length = s->rx.length, held;
+	char source[LAB3_SOURCE_LEN];
+
+	if (max == 0)
+		return 0;
+	peer_source(s->peer, source, sizeof(source));
+	held = held_by(s->store, s->opt, source);
+	if (held <= max && length <= max - held)
+		return 0;
+	snprintf(s->error, sizeof(s->error), "no room for a file of %llu "
+		 "bytes from your address: it holds %llu of its "
+		 "--address-max %llu (%llu left)", (unsigned long long)length,
+		 (unsigned long long)held, (unsigned long long)max,
+		 (unsigned long long)(held < max ? max - held : 0));
+	return -1;
+}
+
 /* check_room: with -o, refuse (RESOURCES) a file that would not fit:
  *   - in the free space of its disk, less what sessions in progress have
  *     yet to write, less STORE_RESERVE, kept for the ledger's records
@@ -83,6 +243,8 @@ int check_room(struct session *s)
 	uint64_t length = s->rx.length, avail, taken;
 	struct statvfs st;
 
+	if (check_address(s) != 0)
+		return -1;
 	taken = use->used + use->pending;
 	if (s->opt->store_max != 0 && (taken > s->opt->store_max ||
 				       length > s->opt->store_max - taken)) {
@@ -223,6 +385,91 @@ static int rename_new(struct session *s, char *final, size_t size)
 	return EEXIST;
 }
 
+/* A file of an ID's directory, for prune_id(). */
+struct id_file {
+	char name[LAB3_NAME_MAX + 8];
+	struct timespec mtime;
+	uint64_t bytes;
+};
+
+/* newer_first: qsort()'s order for prune_id(): the newest first, and of
+ * two as new, the one whose name sorts last (NAME.2 after NAME). */
+static int newer_first(const void *pa, const void *pb)
+{
+	const struct id_file *a = pa, *b = pb;
+
+	if (a->mtime.tv_sec != b->mtime.tv_sec)
+		return a->mtime.tv_sec < b->mtime.tv_sec ? 1 : -1;
+	if (a->mtime.tv_nsec != b->mtime.tv_nsec)
+		return a->mtime.tv_nsec < b->mtime.tv_nsec ? 1 : -1;
+	return strcmp(b->name, a->name);
+}
+
+/* drop_file: prune_id()'s removal of NAME, of BYTES bytes, from the
+ * directory ID_DIR (open on DIR_FD): it no longer counts, and the ledger
+ * record of S lists it as dropped. */
+static void drop_file(struct session *s, int dir_fd, const char *id_dir,
+		      const char *name, uint64_t bytes)
+{
+	char saved_as[sizeof(s->saved_as)];
+	int n = snprintf(saved_as, sizeof(saved_as), "%s/%s", id_dir, name);
+
+	if (n >= (int)sizeof(saved_as) ||
+	    s->dropped_len + (size_t)n + 1 > sizeof(s->dropped) ||
+	    unlinkat(dir_fd, name, 0) != 0)
+		return;		/* (it stays, and is dropped next time) */
+	memcpy(s->dropped + s->dropped_len, saved_as, (size_t)n + 1);
+	s->dropped_len += (size_t)n + 1;
+	s->store->used -= bytes < s->store->used ? bytes : s->store->used;
+	forget_kept(s->store, saved_as);
+}
+
+/* prune_id: with --keep N, after S saved a file for its ID, keep the
+ * ID's newest N + 1 files (the one just saved among them) and remove the
+ * rest, oldest first, each named in the session's ledger record: one
+ * student's attempts never fill the store.  A file that cannot be read
+ * or removed stays. */
+static void prune_id(struct session *s, const char *id_dir)
+{
+	char path[PATH_MAX];
+	struct id_file *files = NULL, *more;
+	size_t n = 0, cap = 0;
+	struct dirent *d;
+	struct stat st;
+	DIR *dir;
+
+	if (s->opt->keep < 0 ||
+	    snprintf(path, sizeof(path), "%s/%s", s->opt->out_dir, id_dir) >=
+	    (int)sizeof(path) || (dir = opendir(path)) == NULL)
+		return;
+	while ((d = readdir(dir)) != NULL) {
+		if (d->d_name[0] == '.' ||
+		    strlen(d->d_name) >= sizeof(files->name) ||
+		    fstatat(dirfd(dir), d->d_name, &st,
+			    AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			more = realloc(files, cap * sizeof(*files));
+			if (more == NULL)
+				break;
+			files = more;
+		}
+		snprintf(files[n].name, sizeof(files->name), "%s", d->d_name);
+		files[n].mtime = st.st_mtim;
+		files[n].bytes = (uint64_t)st.st_size;
+		n++;
+	}
+	qsort(files, n, sizeof(*files), newer_first);
+	for (size_t i = (size_t)s->opt->keep + 1; i < n; i++)
+		if (strcmp(s->saved_as + strlen(id_dir) + 1,
+			   files[i].name) != 0)
+			drop_file(s, dirfd(dir), id_dir, files[i].name,
+				  files[i].bytes);
+	free(files);
+	closedir(dir);
+}
+
 /* keep_file: once the session has earned its key (before it goes: see
  * send_key()), give the verified, synced temporary file its final name,
  * ID/NAME in the -o directory: one directory per student (id_dir_name()),
@@ -270,6 +517,16 @@ int keep_file(struct session *s)
 		fprintf(stderr, "receiver: session %u: saved %s, but %s: it "
 			"may not survive a crash\n", s->number, s->saved_as,
 			why);
+	if (s->opt->address_max != 0) {
+		char source[LAB3_SOURCE_LEN];
+
+		peer_source(s->peer, source, sizeof(source));
+		if (add_kept(s->store, source, s->saved_as, s->rx.length) != 0)
+			fprintf(stderr, "receiver: session %u: out of memory: "
+				"%s does not count against its address\n",
+				s->number, s->saved_as);
+	}
+	prune_id(s, id_dir);
 	return 0;
 
 out_close:
@@ -331,6 +588,8 @@ int record_session(struct session *s, int key_sent, char *err,
 		.key_sent = key_sent,
 		.error = s->error,
 		.saved_as = s->saved_as,
+		.dropped = s->dropped,
+		.dropped_len = s->dropped_len,
 	};
 	int ret;
 
@@ -342,4 +601,101 @@ int record_session(struct session *s, int key_sent, char *err,
 		return -1;
 	}
 	return 0;
+}
+
+/* early_record: write the record that sums up E's failures not recorded
+ * one by one, to the ledger on LEDGER_FD.  0, or a negative errno. */
+static int early_record(struct early_source *e, int ledger_fd)
+{
+	char why[LAB3_ERR_LEN], since[LAB3_TIME_LEN];
+	struct tm tm;
+	struct lab3_ledger_record rec = {
+		.time = time(NULL),
+		.peer = e->source,
+		.verdict = -1,
+		.error = why,
+	};
+
+	if (gmtime_r(&e->since, &tm) == NULL ||
+	    strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		since[0] = '\0';
+	snprintf(why, sizeof(why), "%u sessions from this address failed "
+		 "before FILE_INFO since %s (recorded together); the last: "
+		 "%.120s", e->unrecorded, since, e->last_error);
+	e->unrecorded = 0;
+	e->recorded = rec.time;
+	return lab3_ledger_append(ledger_fd, &rec);
+}
+
+/* early_source: S's source in EF, added if new; when EF is full, the
+ * source recorded longest ago makes way, its failures recorded first. */
+static struct early_source *early_source(struct early_failures *ef,
+					 const struct session *s)
+{
+	char source[LAB3_SOURCE_LEN];
+	struct early_source *e, *oldest = &ef->sources[0];
+
+	peer_source(s->peer, source, sizeof(source));
+	for (int i = 0; i < ef->n; i++) {
+		e = &ef->sources[i];
+		if (strcmp(e->source, source) == 0)
+			return e;
+		if (e->recorded < oldest->recorded)
+			oldest = e;
+	}
+	if (ef->n < EARLY_SOURCES)
+		e = &ef->sources[ef->n++];
+	else {
+		e = oldest;
+		if (e->unrecorded > 0)
+			early_record(e, s->ledger_fd);
+	}
+	*e = (struct early_source){ .recorded = 0 };
+	snprintf(e->source, sizeof(e->source), "%s", source);
+	return e;
+}
+
+/* record_early: the ledger record of S, which failed before FILE_INFO:
+ * written as any other if its source has had none for EARLY_INTERVAL_S,
+ * else counted, to be summed up in the source's next record
+ * (early_record()).  0, or -1 with ERR saying why. */
+int record_early(struct early_failures *ef, struct session *s, char *err,
+		 size_t err_len)
+{
+	struct early_source *e = early_source(ef, s);
+	time_t now = time(NULL);
+	int ret = 0;
+
+	if (e->recorded != 0 && now - e->recorded < EARLY_INTERVAL_S) {
+		if (e->unrecorded++ == 0)
+			e->since = now;
+		snprintf(e->last_error, sizeof(e->last_error), "%s",
+			 s->error);
+		s->recorded = 1;
+		return 0;
+	}
+	if (e->unrecorded > 0)
+		ret = early_record(e, s->ledger_fd);
+	e->recorded = now;
+	if (ret == 0)
+		return record_session(s, 0, err, err_len);
+	snprintf(err, err_len, "cannot write ledger %.120s: %s",
+		 s->opt->ledger, strerror(-ret));
+	return -1;
+}
+
+/* record_early_end: at the end of serving, the failures that record_early()
+ * counted and has not recorded yet.  0, or -1 with ERR saying why. */
+int record_early_end(struct early_failures *ef, int ledger_fd, char *err,
+		     size_t err_len)
+{
+	int ret = 0;
+
+	for (int i = 0; i < ef->n && ret == 0; i++)
+		if (ef->sources[i].unrecorded > 0)
+			ret = early_record(&ef->sources[i], ledger_fd);
+	if (ret != 0)
+		snprintf(err, err_len, "cannot write the ledger: %s",
+			 strerror(-ret));
+	return ret != 0 ? -1 : 0;
 }

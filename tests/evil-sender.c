@@ -513,6 +513,12 @@ static int wrong_wr_id(struct evil *e)
 }
 
 /* Gone after each step. */
+static int gone_after_connect(struct evil *e)
+{
+	(void)e;
+	return 0;
+}
+
 static int gone_after_info(struct evil *e)
 {
 	return send_info(e, e->size);
@@ -956,6 +962,7 @@ static const struct evil_mode modes[] = {
 	{ "silent", silent },
 	{ "stop-mid-write", stop_mid_write },
 	{ "no-done", no_done },
+	{ "gone-after-connect", gone_after_connect },
 	{ "gone-after-info", gone_after_info },
 	{ "gone-after-region", gone_after_region },
 	{ "gone-after-done", gone_after_done },
