@@ -93,7 +93,7 @@ receiver: $(RECEIVER_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 tests/unit: tests/unit.o tests/testlib.o $(CONN_OBJS) listener.o json.o \
-		ledger.o roster.o args.o secret.o
+		ledger.o roster.o args.o secret.o session.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 tests/evil-sender: tests/evil-sender.o tests/testlib.o $(CONN_OBJS) \

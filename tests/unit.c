@@ -29,6 +29,7 @@
 #include "../roster.h"
 #include "../rules.h"
 #include "../secret.h"
+#include "../session.h"
 #include "testlib.h"
 
 /* Wire offsets, from the specification in protocol.h. */
@@ -3338,6 +3339,74 @@ static void test_key_then_error(void)
 		     "a flush");
 }
 
+/* ---- Quotas: the sources they count by, the files --keep drops ---- */
+
+/* expect_source: peer_source() of PEER is WANT. */
+static void expect_source(const char *peer, const char *want)
+{
+	char got[LAB3_SOURCE_LEN], name[128];
+
+	snprintf(name, sizeof(name), "the source of %s", peer);
+	peer_source(peer, got, sizeof(got));
+	if (strcmp(got, want) == 0)
+		pass(name);
+	else
+		fail(name, "'%s', expected '%s'", got, want);
+}
+
+/* test_sources: an IPv4 address is itself, an IPv6 one its /64 (so two
+ * addresses of one host's /64 are one source), an IPv4-mapped one its
+ * IPv4 address; anything else the name without its port. */
+static void test_sources(void)
+{
+	expect_source("198.18.0.1:40152", "198.18.0.1");
+	expect_source("[fd00:198:18::1]:7471", "fd00:198:18::/64");
+	expect_source("[fd00:198:18:0:ffff:1:2:3]:1", "fd00:198:18::/64");
+	expect_source("[fd00:198:18:1::1]:1", "fd00:198:18:1::/64");
+	expect_source("[::ffff:10.0.0.1]:5", "10.0.0.1");
+	expect_source("[fe80::1%eth0]:5", "[fe80::1%eth0]");
+	if (same_host("[fd00::1]:1", "[fd00::2]:2") &&
+	    !same_host("[fd00::1]:1", "[fd00:0:0:1::1]:1") &&
+	    !same_host("198.18.0.1:1", "198.18.0.2:1"))
+		pass("same_host compares sources");
+	else
+		fail("same_host compares sources", "wrong answer");
+}
+
+/* test_ledger_dropped: a record that dropped files lists them after
+ * saved_as, and reads back, its peer and saved_as with it. */
+static void test_ledger_dropped(void)
+{
+	static const char dropped[] = "student42/a.pdf\0student42/a.pdf.2";
+	const char *name = "a record with dropped files";
+	struct lab3_ledger_record rec = {
+		.time = LEDGER_TIME,
+		.peer = "198.18.0.2:49152",
+		.id = "student42",
+		.verdict = -1,
+		.saved_as = "student42/a.pdf.3",
+		.dropped = dropped,
+		.dropped_len = sizeof(dropped),
+	};
+	struct lab3_ledger_entry e;
+	char line[LAB3_LEDGER_LINE_MAX];
+	int len = lab3_ledger_format(&rec, line, sizeof(line));
+	const char *tail = ",\"saved_as\":\"student42/a.pdf.3\",\"dropped\":"
+			   "[\"student42/a.pdf\",\"student42/a.pdf.2\"]}";
+
+	if (len < 0 || (size_t)len < strlen(tail) ||
+	    strcmp(line + len - strlen(tail), tail) != 0)
+		fail(name, "written as %s", len < 0 ? "nothing" : line);
+	else if (lab3_ledger_parse(line, (size_t)len, &e) != 0)
+		fail(name, "not read back: %s", line);
+	else if (strcmp(e.peer, rec.peer) != 0 ||
+		 strcmp(e.saved_as, rec.saved_as) != 0)
+		fail(name, "read back with peer '%s', saved_as '%s'", e.peer,
+		     e.saved_as);
+	else
+		pass(name);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -3354,6 +3423,8 @@ int main(void)
 	test_tx_good();
 	test_tx_refusals();
 	test_ledger();
+	test_ledger_dropped();
+	test_sources();
 	test_roster();
 	test_key_then_error();
 	printf("%d passed, %d failed\n", n_passed, n_failed);
