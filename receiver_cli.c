@@ -81,7 +81,24 @@ static int parse_byte_count(struct options *opt, int opt_char,
 	uint64_t *to = opt_char == 'm' ? &opt->max_bytes :
 		       opt_char == 'M' ? &opt->min_bytes :
 		       opt_char == 'A' ? &opt->address_max : &opt->store_max;
+	size_t len = strlen(arg);
+	char number[8];
 
+	if (opt_char == 'A' && len > 1 && len < sizeof(number) &&
+	    arg[len - 1] == '%') {
+		/* A share of --store-max, or of the disk: see serve(). */
+		memcpy(number, arg, len - 1);
+		number[len - 1] = '\0';
+		opt->address_pct = (int)lab3_parse_number(number, 1, 100);
+		opt->address_max = 0;
+		if (opt->address_pct > 0)
+			return 0;
+		fprintf(stderr, "receiver: --address-max %s: not a byte count "
+			"or a share from 1%% to 100%%\n", arg);
+		return -1;
+	}
+	if (opt_char == 'A')
+		opt->address_pct = 0;
 	if (lab3_parse_size(arg, to) == 0)
 		return 0;
 	fprintf(stderr, "receiver: %s %s: not a byte count\n",
@@ -177,7 +194,8 @@ static int check_modes(const struct options *opt, int serving_options)
 		return -1;
 	}
 	if ((opt->keep_failed || opt->store_max != 0 || opt->keep >= 0 ||
-	     opt->address_max != 0) && opt->out_dir == NULL) {
+	     opt->address_max != 0 || opt->address_pct != 0) &&
+	    opt->out_dir == NULL) {
 		fprintf(stderr, "receiver: %s needs -o DIR\n",
 			opt->keep_failed ? "--keep-failed" :
 			opt->store_max != 0 ? "--store-max" :

@@ -783,6 +783,14 @@ int serve(struct options *opt, const uint8_t *secret, int ledger_fd,
 			"--store-max %llu\n", opt->out_dir,
 			(unsigned long long)srv.store.used,
 			(unsigned long long)opt->store_max);
+	if (address_share(opt, where, sizeof(where)) != 0) {
+		fprintf(stderr, "receiver: %s\n", where);
+		return LAB3_EXIT_LOCAL;
+	}
+	if (opt->address_pct != 0 && opt->verbose)
+		fprintf(stderr, "receiver: --address-max %d%%: %llu bytes\n",
+			opt->address_pct,
+			(unsigned long long)opt->address_max);
 	if (load_kept(&srv.store, opt, where, sizeof(where)) != 0) {
 		fprintf(stderr, "receiver: --address-max: %s\n", where);
 		return LAB3_EXIT_LOCAL;

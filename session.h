@@ -57,6 +57,8 @@ struct options {
 	uint64_t store_max;		/* --store-max; 0: no limit */
 	int keep;			/* --keep; -1: every file */
 	uint64_t address_max;		/* --address-max; 0: no limit */
+	int address_pct;		/* --address-max N%: of --store-max,
+					 * or of -o's disk (serve()) */
 	int address_sessions;		/* --address-sessions; 0: none */
 };
 
@@ -234,6 +236,7 @@ void free_windows(struct session *s);
 
 /* store.c: the file it saves (-o) and its ledger record (-l). */
 int count_used(const char *dir, uint64_t *bytes);
+int address_share(struct options *opt, char *err, size_t err_len);
 int load_kept(struct store_use *use, const struct options *opt, char *err,
 	      size_t err_len);
 void free_kept(struct store_use *use);

@@ -127,6 +127,33 @@ static long long file_size(const char *dir, const char *saved_as)
 	return (long long)st.st_size;
 }
 
+/* address_share: --address-max N% in bytes: N% of --store-max, or
+ * without one of the size of -o's disk, so that the class's share scales
+ * with its store.  0, or -1 with ERR saying why. */
+int address_share(struct options *opt, char *err, size_t err_len)
+{
+	uint64_t of = opt->store_max;
+	struct statvfs st;
+
+	if (opt->address_pct == 0)
+		return 0;
+	if (of == 0) {
+		if (statvfs(opt->out_dir, &st) != 0) {
+			snprintf(err, err_len, "--address-max %d%%: cannot "
+				 "tell the size of %.120s: %s",
+				 opt->address_pct, opt->out_dir,
+				 strerror(errno));
+			return -1;
+		}
+		of = (uint64_t)st.f_blocks * st.f_frsize;
+	}
+	opt->address_max = of / 100 * (uint64_t)opt->address_pct +
+			   of % 100 * (uint64_t)opt->address_pct / 100;
+	if (opt->address_max == 0)
+		opt->address_max = 1;	/* (0 would mean no limit) */
+	return 0;
+}
+
 /* load_kept: with --address-max and a ledger, learn from its records
  * which of the files under -o came from which source, so that a restart
  * forgets nothing of what each holds.  0, or -1 with ERR saying why. */

@@ -32,11 +32,12 @@ keyed() {
 # refused by --address-max, told how much is left.
 refused_address() {
 	run_sender -i "$2" "$RXE_ADDR" "$RX_PORT" "$3"
-	expect_sender_fails 4 "refused: no room for a file of $4 bytes from your address: it holds [0-9]+ of its --address-max 1048576 \\([0-9]+ left\\)$" \
+	expect_sender_fails 4 "refused: no room for a file of $4 bytes from your address: it holds [0-9]+ of its --address-max $ADDRESS_MAX \\([0-9]+ left\\)$" \
 		"$1"
 	expect_summary "verdict none, .*failed: no room for a file of $4 bytes from your address" "$1"
 }
 
+ADDRESS_MAX=1048576
 start_receiver -o "$out" -l "$ledger" -k "$TEST_TMP/secret" --keep 1 \
 	--address-max 1M --store-max 3M || fail "no receiver with quotas"
 
@@ -68,9 +69,11 @@ keyed "another address after the fill" "$RXE_ADDR6" honest "$TEST_TMP/f100k" 100
 stop_receiver
 expect_status 0 "$RX_STATUS" "the receiver with quotas after SIGTERM"
 
-# After a restart, the ledger says what the filler's address holds.
+# After a restart, the ledger says what the filler's address holds;
+# its share is now a part of --store-max (34% of 3 MiB).
+ADDRESS_MAX=$((3145728 * 34 / 100))
 start_receiver -o "$out" -l "$ledger" -k "$TEST_TMP/secret" --keep 1 \
-	--address-max 1M --store-max 3M || fail "no receiver after the restart"
+	--address-max 34% --store-max 3M || fail "no receiver after the restart"
 SESSION=0
 refused_address "the filler after a restart" fill5 "$TEST_TMP/f300k" 300000
 keyed "another address after a restart" "$RXE_ADDR6" honest "$TEST_TMP/f100k" 100000
