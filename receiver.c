@@ -291,7 +291,7 @@ static int store_chunk(struct session *s)
 
 /* unwritten_chunk: -1 (and the session ends, saying where) if a canary
  * is left whole in W's chunk: a DONE for bytes that no WRITE reached.
- * All of them left: the sender wrote nothing there. */
+ * All of them left: the sender most likely wrote nothing there. */
 static int unwritten_chunk(struct session *s, const struct window *w)
 {
 	uint64_t at = 0, checked, whole = find_canary(s, w, &at, &checked);
@@ -300,9 +300,9 @@ static int unwritten_chunk(struct session *s, const struct window *w)
 		return 0;
 	if (whole == checked)
 		return give_up(s, LAB3_ERR_PROTOCOL, "chunk at offset %llu: "
-			       "no WRITE reached any of the %llu place%s "
-			       "checked in it (a DONE before its RDMA WRITEs, "
-			       "or none?)", (unsigned long long)w->offset,
+			       "none of the %llu place%s checked in it was "
+			       "written (a DONE before its RDMA WRITEs, or "
+			       "none?)", (unsigned long long)w->offset,
 			       (unsigned long long)checked,
 			       checked == 1 ? "" : "s");
 	return give_up(s, LAB3_ERR_PROTOCOL, "chunk at offset %llu: nothing "
