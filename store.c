@@ -248,9 +248,9 @@ static int check_address(struct session *s)
 	held = held_by(s->store, s->opt, source);
 	if (held <= max && length <= max - held)
 		return 0;
-	snprintf(s->error, sizeof(s->error), "no room for a file of %llu "
-		 "bytes from your address: it holds %llu of its "
-		 "--address-max %llu (%llu left)", (unsigned long long)length,
+	snprintf(s->error, sizeof(s->error), "no room for %llu bytes from "
+		 "your address: it holds %llu of its --address-max %llu "
+		 "(%llu left)", (unsigned long long)length,
 		 (unsigned long long)held, (unsigned long long)max,
 		 (unsigned long long)(held < max ? max - held : 0));
 	return -1;
@@ -461,6 +461,7 @@ static void prune_id(struct session *s, const char *id_dir)
 	char path[PATH_MAX];
 	struct id_file *files = NULL, *more;
 	size_t n = 0, cap = 0;
+	const char *just_saved = s->saved_as + strlen(id_dir) + 1;
 	struct dirent *d;
 	struct stat st;
 	DIR *dir;
@@ -484,15 +485,15 @@ static void prune_id(struct session *s, const char *id_dir)
 		}
 		snprintf(files[n].name, sizeof(files->name), "%s", d->d_name);
 		files[n].mtime = st.st_mtim;
+		if (strcmp(d->d_name, just_saved) == 0)
+			files[n].mtime.tv_sec = LONG_MAX;	/* the newest */
 		files[n].bytes = (uint64_t)st.st_size;
 		n++;
 	}
 	qsort(files, n, sizeof(*files), newer_first);
 	for (size_t i = (size_t)s->opt->keep + 1; i < n; i++)
-		if (strcmp(s->saved_as + strlen(id_dir) + 1,
-			   files[i].name) != 0)
-			drop_file(s, dirfd(dir), id_dir, files[i].name,
-				  files[i].bytes);
+		drop_file(s, dirfd(dir), id_dir, files[i].name,
+			  files[i].bytes);
 	free(files);
 	closedir(dir);
 }
