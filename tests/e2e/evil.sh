@@ -43,6 +43,18 @@ line=$(tests/evil-sender no-done "$RXE_ADDR" "$RX_PORT") ||
 	fail "no-done: the sender was not told what the receiver waited for: $line"
 expect_summary "verdict none, [0-9.]+ s, failed: $waited\$" "no-done"
 
+# expect_unwritten SIZE SAID SUMMARY WHAT: tests/evil-sender unwritten with
+# a file of SIZE bytes says SAID, the receiver's summary line matches
+# SUMMARY, and nothing is saved.
+expect_unwritten() {
+	local line
+	line=$(tests/evil-sender -s "$1" unwritten "$RXE_ADDR" "$RX_PORT") ||
+		fail "$4: the evil sender: $line"
+	[ "$line" = "evil-sender: unwritten: $2" ] || fail "$4: $line"
+	expect_summary "$3" "$4"
+	expect_saved_only "$out"
+}
+
 # No RDMA at all (unwritten: FILE_INFO for zeros with their hash, then a
 # DONE for the REGION, no WRITE), for a small file and one that fills
 # its window: the receiver's canaries (one hidden in each 4 KiB) end it
@@ -52,13 +64,10 @@ for size in 5000:1 1M:256; do
 	unwritten="chunk at offset 0: none of the $places"
 	unwritten+=" place$([ "$places" = 1 ] || echo s) checked in it was"
 	unwritten+=" written (a DONE before its RDMA WRITEs, or none?)"
-	line=$(tests/evil-sender -s "$size" unwritten "$RXE_ADDR" "$RX_PORT") ||
-		fail "unwritten $size: the evil sender: $line"
-	[ "$line" = "evil-sender: unwritten: the receiver stopped it after 1 DONE: $unwritten" ] ||
-		fail "unwritten $size: $line"
-	expect_summary "verdict none, [0-9.]+ s, failed: ${unwritten//[()?]/.}\$" \
+	expect_unwritten "$size" \
+		"the receiver stopped it after 1 DONE: $unwritten" \
+		"verdict none, [0-9.]+ s, failed: ${unwritten//[()?]/.}\$" \
 		"unwritten $size"
-	expect_saved_only "$out"
 done
 
 # A store filler's cheap file (sparse: zeros, with 16 bytes written at
@@ -79,12 +88,8 @@ expect_saved_only "$out"
 # zeros the sender announced does not match: a bad verdict, no key.
 # (The class service also refuses them: --min-size 8.)
 for size in 1 5 7; do
-	line=$(tests/evil-sender -s "$size" unwritten "$RXE_ADDR" "$RX_PORT") ||
-		fail "unwritten $size: the evil sender: $line"
-	[ "$line" = "evil-sender: unwritten: verdict bad after 1 DONE" ] ||
-		fail "unwritten $size: $line"
-	expect_summary "id -, $size bytes, verdict bad, " "unwritten $size"
-	expect_saved_only "$out"
+	expect_unwritten "$size" "verdict bad after 1 DONE" \
+		"id -, $size bytes, verdict bad, " "unwritten $size"
 done
 
 # A WRITE posted with a wr_id that names a receive: the sender's own
@@ -119,13 +124,10 @@ start_receiver -t 3 $unit_options $file_options -o "$out" \
 	-k "$TEST_TMP/secret" || fail "no receiver with the service's options"
 SESSION=0
 for size in 0 5 7; do
-	line=$(tests/evil-sender -s "$size" unwritten "$RXE_ADDR" "$RX_PORT") ||
-		fail "unwritten $size, the service's options: $line"
-	[ "$line" = "evil-sender: unwritten: the receiver stopped it after 0 DONEs: file of $size bytes is under the receiver's minimum of 8 bytes" ] ||
-		fail "unwritten $size, the service's options: $line"
-	expect_summary "verdict none, .*failed: file of $size bytes is under the receiver's minimum of 8 bytes\$" \
+	under="file of $size bytes is under the receiver's minimum of 8 bytes"
+	expect_unwritten "$size" "the receiver stopped it after 0 DONEs: $under" \
+		"verdict none, .*failed: $under\$" \
 		"unwritten $size, the service's options"
-	expect_saved_only "$out"
 done
 make_file "$TEST_TMP/seven" 7
 make_file "$TEST_TMP/eight" 8
