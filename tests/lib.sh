@@ -45,3 +45,27 @@ expect_no_leak() {
 		-- "$@" | head -n 1)
 	[ -z "$found" ] || fail "$what: $found holds what a submission read"
 }
+
+# expect_stripped PROGRAM WHAT: fail unless the ELF file PROGRAM was built
+# without debug information and stripped of its symbol table, as the kit
+# of depth verbs ships its prebuilt receivers: nm finds no symbols, the
+# section list holds no .symtab and no .debug_*, file(1) says "stripped",
+# and no name of the reference's own functions is left in it (only the
+# libraries' functions it calls, which the dynamic linker needs).
+expect_stripped() {
+	local prog=$1 what=$2 out
+	[ -f "$prog" ] || fail "$what: no file $prog"
+	out=$(nm "$prog" 2>&1)
+	[ "$out" = "nm: $prog: no symbols" ] ||
+		fail "$what: nm $prog lists symbols, expected 'no symbols':" \
+			"$(head -n 3 <<<"$out")"
+	out=$(readelf -SW "$prog" | grep -o ' \.symtab \| \.debug_[a-z_]*' |
+		tr -d ' ' | sort -u | tr '\n' ' ')
+	[ -z "$out" ] ||
+		fail "$what: $prog has the sections $out; expected none of .symtab, .debug_*"
+	out=$(file -b "$prog")
+	[[ $out == *", stripped"* ]] ||
+		fail "$what: file(1) says '$out', expected '..., stripped'"
+	! grep -qa 'conn_build_resources' "$prog" ||
+		fail "$what: $prog still holds the name conn_build_resources"
+}
