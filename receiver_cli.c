@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -474,7 +475,12 @@ static int ledger_summary(const char *path, const char *roster_path)
 }
 
 /* main: the command line, the secret, then --key-for's one answer or
- * serving until a stop signal; enum lab3_exit says how it ended. */
+ * serving until a stop signal; enum lab3_exit says how it ended.  The
+ * served signals are held from its first line (serve_hold_signals()):
+ * a SIGHUP or SIGTERM that comes while the receiver starts is served
+ * once it serves, not its death.  The short answers (--ledger-summary,
+ * --key-for) let them in again at once, so that ^C ends them as any
+ * command; --help, --version and a usage error only print and exit. */
 int main(int argc, char **argv)
 {
 	struct options opt = {
@@ -488,11 +494,15 @@ int main(int argc, char **argv)
 	uint8_t secret[LAB3_SECRET_LEN];
 	struct lab3_roster roster = { 0 };
 	char err[LAB3_ERR_LEN];
+	sigset_t startup_mask;	/* the signal mask the receiver started with */
 	int ledger_fd = -1;
 	int status;
 
+	serve_hold_signals(&startup_mask);
 	if (parse_args(&opt, argc, argv) != 0)
 		return LAB3_EXIT_USAGE;
+	if (opt.ledger_summary != NULL || opt.key_for != NULL)
+		sigprocmask(SIG_SETMASK, &startup_mask, NULL);
 	if (opt.ledger_summary != NULL)
 		return ledger_summary(opt.ledger_summary, opt.roster);
 	/* The secret is about to be in memory: no core file, and no

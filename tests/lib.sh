@@ -69,3 +69,25 @@ expect_stripped() {
 	! grep -qa 'conn_build_resources' "$prog" ||
 		fail "$what: $prog still holds the name conn_build_resources"
 }
+
+# await_open PID PROGRAM FILE WHAT: wait, 10 s at most, until process
+# PID runs PROGRAM (it has done its exec) and has FILE open; fail naming
+# WHAT if it does not.  A receiver given a FIFO that the test holds open
+# for writing (`exec {fd}<>FIFO`, closed in the receiver: `{fd}>&-`) as
+# its roster or ledger then waits in main(), reading it, until the test
+# writes and closes it: a place in main() that a test can reach for sure,
+# to send a signal there.
+await_open() {
+	local pid=$1 prog=$2 file=$3 what=$4 fd i
+	for ((i = 0; i < 200; i++)); do
+		if [ /proc/"$pid"/exe -ef "$prog" ]; then
+			for fd in /proc/"$pid"/fd/*; do
+				[ "$fd" -ef "$file" ] && return 0
+			done
+		fi
+		[[ -d /proc/$pid && $(</proc/"$pid"/stat) != *") Z "* ]] ||
+			fail "$what: process $pid ended before it opened $file"
+		sleep 0.05
+	done
+	fail "$what: process $pid did not open $file within 10 s"
+}
