@@ -434,9 +434,13 @@ static void print_rows(const struct lab3_ledger_summary *sum,
 /* ledger_summary: --ledger-summary: for each ID in the ledger at PATH, in
  * ID order, the time of its first success (a good verdict and the key
  * sent) or "never", and its attempts (records with that ID), and with
- * -r whether it is on the roster (print_rows()); then how many records
- * there were and how many lines could not be read (a record cut short by
- * a crash, say), which are skipped. */
+ * -r whether it is on the roster (print_rows()); then the flags, lines
+ * without a tab (lab3_ledger_write_flags(): an address that got keys for
+ * several IDs, an ID that got keys at several addresses: hints, not
+ * verdicts); last, how many records there were and how many lines could
+ * not be read (a record cut short by a crash, say), which are skipped.
+ * Rows are the lines with a tab after the header: a script that reads
+ * them can tell them from the rest. */
 static int ledger_summary(const char *path, const char *roster_path)
 {
 	struct lab3_roster roster = { 0 };
@@ -461,11 +465,18 @@ static int ledger_summary(const char *path, const char *roster_path)
 	printf("ID\tFIRST SUCCESS\tATTEMPTS%s\n",
 	       roster_path != NULL ? "\tON ROSTER" : "");
 	print_rows(&sum, roster_path != NULL ? &roster : NULL);
-	printf("records: %lu, without an ID: %lu, unreadable lines "
-	       "skipped: %lu\n", sum.records, sum.without_id,
-	       sum.unreadable);
+	ret = lab3_ledger_write_flags(&sum, stdout);
+	if (ret >= 0)
+		printf("records: %lu, without an ID: %lu, unreadable lines "
+		       "skipped: %lu\n", sum.records, sum.without_id,
+		       sum.unreadable);
 	lab3_ledger_summary_free(&sum);
 	lab3_roster_free(&roster);
+	if (ret < 0) {
+		fprintf(stderr, "receiver: --ledger-summary %s: %s\n", path,
+			strerror(-ret));
+		return LAB3_EXIT_LOCAL;
+	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "receiver: --ledger-summary: cannot write the "
 			"summary: %s\n", strerror(errno));
