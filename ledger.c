@@ -4,6 +4,7 @@
  * exactly that form; and the summing up that --ledger-summary prints.
  * Not part of the lab.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -250,7 +251,46 @@ static int is_utc_time(const char *s)
 	return 1;
 }
 
-/* parse_who: the fields time, peer and id. */
+/* peer_host: the address of PEER ("ADDR:PORT", or "[ADDR]:PORT" for
+ * IPv6, as the receiver writes it; or a bare address, as a ledger
+ * written by hand may have it) into HOST, or "" if it is not one.  Only
+ * text that inet_pton() reads as an address takes part in the summary's
+ * flags, so nothing else of a ledger edited by hand reaches the
+ * instructor's terminal. */
+static void peer_host(const char *peer, char host[LAB3_HOST_LEN])
+{
+	const char *colon = strrchr(peer, ':'), *start = peer;
+	unsigned char addr[16];		/* an in6_addr, or an in_addr */
+	int family = AF_INET;
+	size_t len;
+
+	host[0] = '\0';
+	if (strlen(peer) < LAB3_HOST_LEN &&
+	    (inet_pton(AF_INET, peer, addr) == 1 ||
+	     inet_pton(AF_INET6, peer, addr) == 1)) {
+		memcpy(host, peer, strlen(peer) + 1);
+		return;
+	}
+	if (colon == NULL || colon[1] == '\0' ||
+	    strspn(colon + 1, "0123456789") != strlen(colon + 1))
+		return;
+	len = (size_t)(colon - peer);
+	if (peer[0] == '[') {
+		if (len < 3 || peer[len - 1] != ']')
+			return;
+		start = peer + 1;
+		len -= 2;
+		family = AF_INET6;
+	}
+	if (len == 0 || len >= LAB3_HOST_LEN)
+		return;
+	memcpy(host, start, len);
+	host[len] = '\0';
+	if (inet_pton(family, host, addr) != 1)
+		host[0] = '\0';
+}
+
+/* parse_who: the fields time, peer (its address in E's host) and id. */
 static int parse_who(struct cursor *c, struct lab3_ledger_entry *e)
 {
 	char why[128];
@@ -264,6 +304,7 @@ static int parse_who(struct cursor *c, struct lab3_ledger_entry *e)
 	    take_string(c, e->peer, sizeof(e->peer)) != 0 ||
 	    e->peer[0] == '\0')
 		return -1;
+	peer_host(e->peer, e->host);
 	if (take(c, ",\"id\":") != 0)
 		return -1;
 	id_null = take_string(c, e->id, sizeof(e->id));
@@ -431,8 +472,57 @@ static struct lab3_ledger_id *summary_id(struct lab3_ledger_summary *sum,
 	return &sum->ids[lo];
 }
 
+/* compare_keyed: the order of the summary's keyed pairs: by address,
+ * then by ID. */
+static int compare_keyed(const struct lab3_ledger_keyed *a,
+			 const struct lab3_ledger_keyed *b)
+{
+	int cmp = strcmp(a->host, b->host);
+
+	return cmp != 0 ? cmp : strcmp(a->id, b->id);
+}
+
+/* summary_keyed: note in SUM that a key went to ID at the address HOST,
+ * once for each pair, in its sorted place; -ENOMEM if memory runs out. */
+static int summary_keyed(struct lab3_ledger_summary *sum, const char *host,
+			 const char *id)
+{
+	struct lab3_ledger_keyed pair, *keyed;
+	size_t lo = 0, hi = sum->nkeyed;
+
+	snprintf(pair.host, sizeof(pair.host), "%s", host);
+	snprintf(pair.id, sizeof(pair.id), "%s", id);
+	while (lo < hi) {		/* binary search */
+		size_t mid = lo + (hi - lo) / 2;
+		int cmp = compare_keyed(&sum->keyed[mid], &pair);
+
+		if (cmp == 0)
+			return 0;
+		if (cmp < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (sum->nkeyed == sum->keyed_capacity) {
+		size_t capacity = sum->keyed_capacity ?
+				  2 * sum->keyed_capacity : 64;
+
+		keyed = realloc(sum->keyed, capacity * sizeof(*keyed));
+		if (keyed == NULL)
+			return -ENOMEM;
+		sum->keyed = keyed;
+		sum->keyed_capacity = capacity;
+	}
+	memmove(&sum->keyed[lo + 1], &sum->keyed[lo],
+		(sum->nkeyed - lo) * sizeof(*sum->keyed));
+	sum->keyed[lo] = pair;
+	sum->nkeyed++;
+	return 0;
+}
+
 /* summary_add: count the record ENTRY in SUM; -ENOMEM if memory runs
- * out.  Times of one form compare as strings. */
+ * out.  Times of one form compare as strings.  A success at a known
+ * address is noted for the flags too (summary_keyed()). */
 static int summary_add(struct lab3_ledger_summary *sum,
 		       const struct lab3_ledger_entry *entry)
 {
@@ -447,11 +537,14 @@ static int summary_add(struct lab3_ledger_summary *sum,
 	if (id == NULL)
 		return -ENOMEM;
 	id->attempts++;
-	if (entry->verdict == LAB3_VERDICT_GOOD && entry->key_sent &&
-	    (id->first_success[0] == '\0' ||
-	     strcmp(entry->time, id->first_success) < 0))
+	if (!(entry->verdict == LAB3_VERDICT_GOOD && entry->key_sent))
+		return 0;
+	if (id->first_success[0] == '\0' ||
+	    strcmp(entry->time, id->first_success) < 0)
 		memcpy(id->first_success, entry->time, LAB3_TIME_LEN);
-	return 0;
+	if (entry->host[0] == '\0')
+		return 0;
+	return summary_keyed(sum, entry->host, entry->id);
 }
 
 /* lab3_ledger_summarize: see ledger.h. */
@@ -487,4 +580,88 @@ void lab3_ledger_summary_free(struct lab3_ledger_summary *sum)
 	sum->ids = NULL;
 	sum->nids = 0;
 	sum->capacity = 0;
+	free(sum->keyed);
+	sum->keyed = NULL;
+	sum->nkeyed = 0;
+	sum->keyed_capacity = 0;
+}
+
+/* compare_keyed_by_id: qsort()'s order for the ID flags: by ID, then by
+ * address. */
+static int compare_keyed_by_id(const void *pa, const void *pb)
+{
+	const struct lab3_ledger_keyed *a = pa, *b = pb;
+	int cmp = strcmp(a->id, b->id);
+
+	return cmp != 0 ? cmp : strcmp(a->host, b->host);
+}
+
+/* write_id: ID on OUT as a JSON string: an ID is printable ASCII, so only
+ * '"' and '\' are escaped, and a space in it cannot split the list. */
+static void write_id(const char *id, FILE *out)
+{
+	char text[2 * LAB3_ID_MAX + 3];
+
+	lab3_json_string(id, text, sizeof(text));
+	fputs(text, out);
+}
+
+/* write_flags_by: the flags of the N pairs at KEYED, sorted so that the
+ * pairs of one address (BY_HOST) or of one ID are together: a line for
+ * each address or ID that has more than one pair, with the other side of
+ * each.  Returns the number of lines written. */
+static int write_flags_by(const struct lab3_ledger_keyed *keyed, size_t n,
+			  int by_host, FILE *out)
+{
+	int lines = 0;
+
+	for (size_t i = 0, end; i < n; i = end) {
+		const char *key = by_host ? keyed[i].host : keyed[i].id;
+
+		for (end = i + 1; end < n; end++)
+			if (strcmp(by_host ? keyed[end].host : keyed[end].id,
+				   key) != 0)
+				break;
+		if (end - i < 2)
+			continue;
+		if (by_host) {
+			fprintf(out, "flag: address %s got keys for %zu IDs:",
+				key, end - i);
+		} else {
+			fputs("flag: ID ", out);
+			write_id(key, out);
+			fprintf(out, " got keys at %zu addresses:", end - i);
+		}
+		for (size_t k = i; k < end; k++) {
+			fputc(' ', out);
+			if (by_host)
+				write_id(keyed[k].id, out);
+			else
+				fputs(keyed[k].host, out);
+		}
+		fputc('\n', out);
+		lines++;
+	}
+	return lines;
+}
+
+/* lab3_ledger_write_flags: see ledger.h.  SUM's pairs are in address
+ * order; a copy sorted by ID gives the ID flags. */
+int lab3_ledger_write_flags(const struct lab3_ledger_summary *sum,
+			    FILE *out)
+{
+	struct lab3_ledger_keyed *by_id = NULL;
+	int lines;
+
+	lines = write_flags_by(sum->keyed, sum->nkeyed, 1, out);
+	if (sum->nkeyed > 0) {
+		by_id = malloc(sum->nkeyed * sizeof(*by_id));
+		if (by_id == NULL)
+			return -ENOMEM;
+		memcpy(by_id, sum->keyed, sum->nkeyed * sizeof(*by_id));
+		qsort(by_id, sum->nkeyed, sizeof(*by_id), compare_keyed_by_id);
+	}
+	lines += write_flags_by(by_id, sum->nkeyed, 0, out);
+	free(by_id);
+	return lines;
 }

@@ -66,10 +66,15 @@ int lab3_ledger_open(const char *path, char *err, size_t err_len);
  * errno (-EIO for a short write). */
 int lab3_ledger_append(int fd, const struct lab3_ledger_record *rec);
 
+#define LAB3_HOST_LEN 46		/* an IPv6 address's text and a NUL
+					 * (INET6_ADDRSTRLEN) */
+
 /* What --ledger-summary needs of one record. */
 struct lab3_ledger_entry {
 	char time[LAB3_TIME_LEN];
 	char peer[256];
+	char host[LAB3_HOST_LEN];	/* the peer's address without its
+					 * port; "": not an IP address */
 	char id[LAB3_ID_MAX + 1];	/* "": none */
 	int verdict;			/* enum lab3_verdict, or -1: none */
 	int key_sent;
@@ -89,11 +94,23 @@ struct lab3_ledger_id {
 	unsigned long attempts;			/* records with this ID */
 };
 
+/* An address that a key went to, and the ID it went to, for
+ * --ledger-summary's flags. */
+struct lab3_ledger_keyed {
+	char host[LAB3_HOST_LEN];
+	char id[LAB3_ID_MAX + 1];
+};
+
 /* A whole ledger, summed up. */
 struct lab3_ledger_summary {
 	struct lab3_ledger_id *ids;	/* sorted by ID (strcmp) */
 	size_t nids;
 	size_t capacity;
+	struct lab3_ledger_keyed *keyed;	/* each pair of a success
+						 * once, sorted by address,
+						 * then ID */
+	size_t nkeyed;
+	size_t keyed_capacity;
 	unsigned long records;		/* lines read as records */
 	unsigned long without_id;	/* records whose id is null */
 	unsigned long unreadable;	/* lines skipped */
@@ -106,5 +123,18 @@ struct lab3_ledger_summary {
  * when IN cannot be read or memory runs out; free SUM either way. */
 int lab3_ledger_summarize(FILE *in, struct lab3_ledger_summary *sum);
 void lab3_ledger_summary_free(struct lab3_ledger_summary *sum);
+
+/* Write SUM's flags to OUT, one line each: first every address that got
+ * keys for more than one ID,
+ *   flag: address 198.18.0.2 got keys for 2 IDs: "alice" "bob"
+ * then every ID that got keys at more than one address,
+ *   flag: ID "alice" got keys at 2 addresses: 198.18.0.2 198.18.0.3
+ * each in byte order.  IDs are written as JSON strings (printable ASCII:
+ * only " and \ are escaped); a line holds no tab.  A hint for the
+ * instructor (a shared lab machine, a NAT, a student who moved), not a
+ * verdict.  Returns the number of lines written, or a negative errno
+ * (-ENOMEM). */
+int lab3_ledger_write_flags(const struct lab3_ledger_summary *sum,
+			    FILE *out);
 
 #endif /* LAB3_LEDGER_H */

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -483,9 +484,13 @@ static void print_rows(const struct lab3_ledger_summary *sum,
 /* ledger_summary: --ledger-summary: for each ID in the ledger at PATH, in
  * ID order, the time of its first success (a good verdict and the key
  * sent) or "never", and its attempts (records with that ID), and with
- * -r whether it is on the roster (print_rows()); then how many records
- * there were and how many lines could not be read (a record cut short by
- * a crash, say), which are skipped. */
+ * -r whether it is on the roster (print_rows()); then the flags, lines
+ * without a tab (lab3_ledger_write_flags(): an address that got keys for
+ * several IDs, an ID that got keys at several addresses: hints, not
+ * verdicts); last, how many records there were and how many lines could
+ * not be read (a record cut short by a crash, say), which are skipped.
+ * Rows are the lines with a tab after the header: a script that reads
+ * them can tell them from the rest. */
 static int ledger_summary(const char *path, const char *roster_path)
 {
 	struct lab3_roster roster = { 0 };
@@ -510,11 +515,18 @@ static int ledger_summary(const char *path, const char *roster_path)
 	printf("ID\tFIRST SUCCESS\tATTEMPTS%s\n",
 	       roster_path != NULL ? "\tON ROSTER" : "");
 	print_rows(&sum, roster_path != NULL ? &roster : NULL);
-	printf("records: %lu, without an ID: %lu, unreadable lines "
-	       "skipped: %lu\n", sum.records, sum.without_id,
-	       sum.unreadable);
+	ret = lab3_ledger_write_flags(&sum, stdout);
+	if (ret >= 0)
+		printf("records: %lu, without an ID: %lu, unreadable lines "
+		       "skipped: %lu\n", sum.records, sum.without_id,
+		       sum.unreadable);
 	lab3_ledger_summary_free(&sum);
 	lab3_roster_free(&roster);
+	if (ret < 0) {
+		fprintf(stderr, "receiver: --ledger-summary %s: %s\n", path,
+			strerror(-ret));
+		return LAB3_EXIT_LOCAL;
+	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "receiver: --ledger-summary: cannot write the "
 			"summary: %s\n", strerror(errno));
@@ -524,7 +536,12 @@ static int ledger_summary(const char *path, const char *roster_path)
 }
 
 /* main: the command line, the secret, then --key-for's one answer or
- * serving until a stop signal; enum lab3_exit says how it ended. */
+ * serving until a stop signal; enum lab3_exit says how it ended.  The
+ * served signals are held from its first line (serve_hold_signals()):
+ * a SIGHUP or SIGTERM that comes while the receiver starts is served
+ * once it serves, not its death.  The short answers (--ledger-summary,
+ * --key-for) let them in again at once, so that ^C ends them as any
+ * command; --help, --version and a usage error only print and exit. */
 int main(int argc, char **argv)
 {
 	struct options opt = {
@@ -539,11 +556,15 @@ int main(int argc, char **argv)
 	uint8_t secret[LAB3_SECRET_LEN];
 	struct lab3_roster roster = { 0 };
 	char err[LAB3_ERR_LEN];
+	sigset_t startup_mask;	/* the signal mask the receiver started with */
 	int ledger_fd = -1;
 	int status;
 
+	serve_hold_signals(&startup_mask);
 	if (parse_args(&opt, argc, argv) != 0)
 		return LAB3_EXIT_USAGE;
+	if (opt.ledger_summary != NULL || opt.key_for != NULL)
+		sigprocmask(SIG_SETMASK, &startup_mask, NULL);
 	if (opt.ledger_summary != NULL)
 		return ledger_summary(opt.ledger_summary, opt.roster);
 	/* The secret is about to be in memory: no core file, and no

@@ -593,6 +593,21 @@ static void served_signals(sigset_t *set)
 	sigaddset(set, SIGHUP);
 }
 
+/* serve_hold_signals: see session.h.  systemd counts a death by SIGHUP
+ * as a clean exit, so a `systemctl reload` in the service's first
+ * milliseconds, before install_signal_handlers(), would stop it for good
+ * (Restart=on-failure does not restart it).  Held from main()'s first
+ * line, such a signal stays pending until the serving loop takes it
+ * (take_pending_signals()): a SIGHUP reads the roster again, a SIGTERM
+ * stops the receiver with exit status 0. */
+void serve_hold_signals(sigset_t *orig)
+{
+	sigset_t served;
+
+	served_signals(&served);
+	sigprocmask(SIG_BLOCK, &served, orig);
+}
+
 /* on_signal: the handler of the served signals: ask the serving loop to
  * stop, or to read the roster again (SIGHUP: `systemctl reload`, which
  * must never stop a service); the wait it interrupts returns -EINTR. */
@@ -729,7 +744,10 @@ static void stop_sessions(struct server *srv)
  * SIGHUP reads the roster again (without one, it says so, and serves on).
  * They stay blocked except while the receiver waits (see struct
  * lab3_listener), so that one arriving between two waits is not lost:
- * the next wait returns at once.  ORIG receives the mask to wait with. */
+ * the next wait returns at once.  (main() has held them blocked since its
+ * first line, serve_hold_signals(): one that came before is pending, and
+ * the first turn of serve_loop() takes it.)  ORIG receives the mask to
+ * wait with: the one before, without the served signals. */
 static void install_signal_handlers(sigset_t *orig)
 {
 	struct sigaction sa = { .sa_handler = on_signal };

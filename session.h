@@ -8,6 +8,7 @@
 #define LAB3_SESSION_H
 
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -270,7 +271,11 @@ void give_back(struct session *s, struct window *w);
 void join_queue(struct session *s);
 void leave_queue(struct session *s);
 
-/* server.c: serving. */
+/* server.c: serving.  serve_hold_signals() blocks the served signals
+ * (SIGHUP, SIGINT, SIGTERM) and puts the mask before it in *ORIG: main()
+ * calls it first, so that one arriving before serve() installs their
+ * handlers waits, pending, for the serving loop. */
+void serve_hold_signals(sigset_t *orig);
 int serve(struct options *opt, const uint8_t *secret, int ledger_fd,
 	  struct lab3_roster *roster);
 

@@ -45,3 +45,49 @@ expect_no_leak() {
 		-- "$@" | head -n 1)
 	[ -z "$found" ] || fail "$what: $found holds what a submission read"
 }
+
+# expect_stripped PROGRAM WHAT: fail unless the ELF file PROGRAM was built
+# without debug information and stripped of its symbol table, as the kit
+# of depth verbs ships its prebuilt receivers: nm finds no symbols, the
+# section list holds no .symtab and no .debug_*, file(1) says "stripped",
+# and no name of the reference's own functions is left in it (only the
+# libraries' functions it calls, which the dynamic linker needs).
+expect_stripped() {
+	local prog=$1 what=$2 out
+	[ -f "$prog" ] || fail "$what: no file $prog"
+	out=$(nm "$prog" 2>&1)
+	[ "$out" = "nm: $prog: no symbols" ] ||
+		fail "$what: nm $prog lists symbols, expected 'no symbols':" \
+			"$(head -n 3 <<<"$out")"
+	out=$(readelf -SW "$prog" | grep -o ' \.symtab \| \.debug_[a-z_]*' |
+		tr -d ' ' | sort -u | tr '\n' ' ')
+	[ -z "$out" ] ||
+		fail "$what: $prog has the sections $out; expected none of .symtab, .debug_*"
+	out=$(file -b "$prog")
+	[[ $out == *", stripped"* ]] ||
+		fail "$what: file(1) says '$out', expected '..., stripped'"
+	! grep -qa 'conn_build_resources' "$prog" ||
+		fail "$what: $prog still holds the name conn_build_resources"
+}
+
+# await_open PID PROGRAM FILE WHAT: wait, 10 s at most, until process
+# PID runs PROGRAM (it has done its exec) and has FILE open; fail naming
+# WHAT if it does not.  A receiver given a FIFO that the test holds open
+# for writing (`exec {fd}<>FIFO`, closed in the receiver: `{fd}>&-`) as
+# its roster or ledger then waits in main(), reading it, until the test
+# writes and closes it: a place in main() that a test can reach for sure,
+# to send a signal there.
+await_open() {
+	local pid=$1 prog=$2 file=$3 what=$4 fd i
+	for ((i = 0; i < 200; i++)); do
+		if [ /proc/"$pid"/exe -ef "$prog" ]; then
+			for fd in /proc/"$pid"/fd/*; do
+				[ "$fd" -ef "$file" ] && return 0
+			done
+		fi
+		[[ -d /proc/$pid && $(</proc/"$pid"/stat) != *") Z "* ]] ||
+			fail "$what: process $pid ended before it opened $file"
+		sleep 0.05
+	done
+	fail "$what: process $pid did not open $file within 10 s"
+}

@@ -2897,6 +2897,98 @@ static void test_ledger_summary(void)
 	free(big);
 }
 
+/* A record of ID (JSON) from the sender at PEER (JSON text, unquoted)
+ * at second SS of 20:31, with a good verdict and KEY (true or false). */
+#define REC_AT(peer, id, ss, key) \
+	"{\"time\":\"2026-11-22T20:31:" ss "Z\",\"peer\":\"" peer "\"," \
+	"\"id\":" id ",\"file\":\"f\",\"bytes\":1,\"sha256\":\"" \
+	SHA256_ABC "\",\"verdict\":\"good\",\"key_sent\":" key \
+	",\"error\":null}\n"
+
+/* expect_flags: case NAME: the ledger TEXT summed up, its flags
+ * (lab3_ledger_write_flags()) must be exactly WANT, LINES lines. */
+static void expect_flags(const char *name, const char *text,
+			 const char *want, int lines)
+{
+	struct lab3_ledger_summary sum;
+	char *got = NULL;
+	size_t got_len = 0;
+	FILE *out;
+	int n;
+
+	if (summarize_text(name, text, strlen(text), &sum) != 0)
+		return;
+	out = open_memstream(&got, &got_len);
+	if (out == NULL) {
+		fail(name, "open_memstream: %s", strerror(errno));
+		lab3_ledger_summary_free(&sum);
+		return;
+	}
+	n = lab3_ledger_write_flags(&sum, out);
+	fclose(out);
+	lab3_ledger_summary_free(&sum);
+	if (n != lines || strcmp(got, want) != 0)
+		fail(name, "%d lines '%s', expected %d lines '%s'", n, got,
+		     lines, want);
+	else
+		pass(name);
+	free(got);
+}
+
+/* test_ledger_flags: case group 10e, --ledger-summary's flags: an
+ * address that got keys for several IDs, an ID that got keys at several
+ * addresses (IPv4 or IPv6, whatever the port, or none as a ledger
+ * written by hand may have it: bob and carol then share 198.18.0.4 too),
+ * and none for a class
+ * where each student keyed from a machine of their own (retries and
+ * failures from elsewhere do not count: only keys).  What a peer
+ * controls stays as today: an ID with a tab, a line end or a terminal
+ * escape makes its record unreadable, a " or \ in an ID is escaped, and
+ * a peer that is not an address takes no part. */
+static void test_ledger_flags(void)
+{
+	expect_flags("ledger flags: one address, keys for two IDs",
+		     REC_AT("198.18.0.2:40001", "\"alice\"", "01", "true")
+		     REC_AT("198.18.0.2:40002", "\"bob\"", "02", "true")
+		     REC_AT("198.18.0.2:40003", "\"alice\"", "03", "true"),
+		     "flag: address 198.18.0.2 got keys for 2 IDs: \"alice\" "
+		     "\"bob\"\n", 1);
+	expect_flags("ledger flags: an ID keyed at two addresses",
+		     REC_AT("198.18.0.3:1", "\"alice\"", "01", "true")
+		     REC_AT("[fd00:198:18::2]:2", "\"alice\"", "02", "true")
+		     REC_AT("198.18.0.4:1", "\"bob\"", "03", "true")
+		     REC_AT("198.18.0.4", "\"carol\"", "04", "true")
+		     REC_AT("fd00::5", "\"carol\"", "05", "true"),
+		     "flag: address 198.18.0.4 got keys for 2 IDs: \"bob\" "
+		     "\"carol\"\n"
+		     "flag: ID \"alice\" got keys at 2 addresses: 198.18.0.3 "
+		     "fd00:198:18::2\n"
+		     "flag: ID \"carol\" got keys at 2 addresses: 198.18.0.4 "
+		     "fd00::5\n", 3);
+	expect_flags("ledger flags: none for a class of one machine each",
+		     REC_AT("198.18.0.2:1", "\"alice\"", "01", "true")
+		     REC_AT("198.18.0.2:2", "\"alice\"", "02", "true")
+		     REC_AT("198.18.0.3:1", "\"bob\"", "03", "true")
+		     REC_AT("198.18.0.2:3", "\"bob\"", "04", "false")
+		     REC_AT("198.18.0.4:1", "\"carol\"", "05", "false")
+		     REC_AT("198.18.0.5:1", "\"carol\"", "06", "true"),
+		     "", 0);
+	expect_flags("ledger flags: hostile IDs and peers stay escaped",
+		     REC_AT("198.18.0.2:1", "\"a\\\"b\\\\c d\"", "01", "true")
+		     REC_AT("198.18.0.2:2", "\"tab\\u0009x\"", "02", "true")
+		     REC_AT("198.18.0.2:3", "\"nl\\u000ax\"", "03", "true")
+		     REC_AT("198.18.0.2:4", "\"esc\\u001b[31mx\"", "04", "true")
+		     REC_AT("198.18.0.2:5", "\"zed\"", "05", "true")
+		     REC_AT("198.18.0.2\\u001b[31m:6", "\"a\\\"b\\\\c d\"",
+			    "06", "true")
+		     REC_AT("198.18.0.2\\u001b[31m:7", "\"zed\"", "07", "true")
+		     REC_AT("\\u001b]0;x\\u0007:8", "\"zed\"", "08", "true")
+		     REC_AT("\\u001b]0;x\\u0007:9", "\"a\\\"b\\\\c d\"",
+			    "09", "true"),
+		     "flag: address 198.18.0.2 got keys for 2 IDs: "
+		     "\"a\\\"b\\\\c d\" \"zed\"\n", 1);
+}
+
 /* read_text: the first LEN - 1 bytes at most of the file PATH, as a
  * string in OUT; -1 if it cannot be read. */
 static int read_text(const char *path, char *out, size_t len)
@@ -3004,6 +3096,7 @@ static void test_ledger(void)
 	test_ledger_format();
 	test_ledger_parse();
 	test_ledger_summary();
+	test_ledger_flags();
 	test_ledger_file();
 }
 

@@ -7,7 +7,10 @@
 #   on SIGHUP, with one line, and the old one stays in force;
 # - --ledger-summary -r lists every roster ID, those never seen with no
 #   attempts, and marks the IDs in the ledger that are not on it;
-# - without -r, SIGHUP only says so, and the receiver serves on.
+# - without -r, SIGHUP only says so, and the receiver serves on;
+# - a SIGHUP sent while main() reads the roster, before the handlers are
+#   set, reads it again once the receiver serves, and it serves on; a
+#   SIGTERM then stops it with exit 0.
 . tests/e2e/lib.sh
 
 roster=$TEST_TMP/roster
@@ -110,3 +113,54 @@ expect_status 0 "$SENDER_STATUS" "a sender after SIGHUP without -r ($SENDER_ERR)
 expect_summary "id after-hup, .*verdict good, key sent" "after SIGHUP without -r"
 stop_receiver
 expect_status 0 "$RX_STATUS" "the receiver without -r, after SIGHUP and SIGTERM"
+
+# Signals in the receiver's first moments, before its handlers are set
+# (held from main()'s first line): it is stopped in main() reading its
+# roster from a FIFO (await_open), and signalled there.
+# start_held ARGS...: ./receiver -p 0 ARGS, -r the FIFO $TEST_TMP/early,
+# which the test holds open on HELD; RX_PID and RX_FD as start_receiver's.
+start_held() {
+	rm -f "$TEST_TMP/early" "$RX_DIR/stdout"
+	mkfifo "$TEST_TMP/early" "$RX_DIR/stdout"
+	exec {HELD}<>"$TEST_TMP/early"
+	./receiver -p 0 -r "$TEST_TMP/early" "$@" >"$RX_DIR/stdout" \
+		2>"$RX_DIR/stderr" {HELD}>&- &
+	RX_PID=$!
+	exec {RX_FD}<"$RX_DIR/stdout"
+	await_open "$RX_PID" ./receiver "$TEST_TMP/early" \
+		"the receiver reading its roster"
+}
+# listening WHAT: the receiver's first line is "listening on ...": RX_PORT.
+listening() {
+	local line
+	line=$(next_line 30) || fail "$1: the receiver did not start listening"
+	[[ $line == "listening on "* ]] || fail "$1: first line '$line'"
+	RX_PORT=${line##*:}
+}
+# A SIGHUP is a reload once it serves: the roster read again is the file
+# that replaced the FIFO (2 IDs, not the FIFO's 1), and it serves on.
+start_held -k "$TEST_TMP/secret"
+kill -HUP "$RX_PID"
+kill -HUP "$RX_PID"
+printf 'early\n' >&"$HELD"
+printf 'early\nlater\n' >"$TEST_TMP/early.new"
+mv "$TEST_TMP/early.new" "$TEST_TMP/early"
+exec {HELD}>&-
+listening "an early SIGHUP"
+expect_stderr_line "^receiver: SIGHUP: roster $TEST_TMP/early read again: 2 IDs$" \
+	"a SIGHUP sent before the handlers were set"
+SESSION=0
+send later "$TEST_TMP/small.bin"
+expect_status 0 "$SENDER_STATUS" "later, after an early SIGHUP ($SENDER_ERR)"
+expect_summary "id later, .*verdict good, key sent" "later, after an early SIGHUP"
+stop_receiver
+expect_status 0 "$RX_STATUS" "the receiver after an early SIGHUP, then SIGTERM"
+# A SIGTERM stops it cleanly once it serves: exit 0.
+start_held -k "$TEST_TMP/secret"
+kill -TERM "$RX_PID"
+printf 'early\n' >&"$HELD"
+exec {HELD}>&-
+listening "an early SIGTERM"
+wait_within 10 "$RX_PID" "the receiver after an early SIGTERM" ||
+	fail "an early SIGTERM did not stop the receiver within 10 s"
+expect_status 0 "$WAIT_STATUS" "the receiver after an early SIGTERM"
