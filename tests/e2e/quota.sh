@@ -55,7 +55,7 @@ rm -r "$out/keeper"
 # address is keyed in between, and the filler is then refused.
 line=$(tests/evil-sender -s 300000 sparse "$RXE_ADDR" "$RX_PORT")
 case $line in
-"evil-sender: sparse: the receiver stopped it after 1 DONE: "*) ;;
+"evil-sender: sparse: the receiver stopped it after "*) ;;
 *) fail "the filler's sparse file: $line" ;;
 esac
 expect_summary "failed: chunk at offset 0: (nothing was written at window offset|none of the 73 places checked in it was written)" \
