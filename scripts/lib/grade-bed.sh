@@ -486,24 +486,29 @@ check_bad_verdict() {
 
 # check_silent NAME: a receiver that accepts and then says nothing: the
 # sender must give up (exit 3) after its -t, and within as much again
-# and 2 s for the connection and the file.
+# and 2 s for the file.  (The time is the receiver's, from the
+# connection to the hang-up: the sandbox's start, 3 to 4 s under TCG,
+# is not the sender's wait.)
 check_silent() {
-	local evidence
+	local evidence secs re
 	fault_file silent
 	evil_receiver silent "$FAULT_ID" "$FAULT_FILE" ||
 		{ result "$1" fail "$EVIL_LINE"; return; }
-	evidence=$(evil_evidence silent "^evil-receiver: silent: silent; the sender hung up after [0-9]+\\.[0-9] s; $FILE_INFO_SAID\$")
+	re="^evil-receiver: silent: silent; the sender hung up after ([0-9]+\\.[0-9]) s; $FILE_INFO_SAID\$"
+	evidence=$(evil_evidence silent "$re")
+	[[ $EVIL_LINE =~ $re ]] && secs=${BASH_REMATCH[1]}
 	if [[ $evidence == "no sign"* ]]; then
 		expect_failure "$1" 3 "a silent receiver" \
 			"a wait with nothing heard for -t seconds must end the run (exit 3)" \
 			"$evidence"
-	elif awk -v s="$S_SECS" -v t="$T" 'BEGIN { exit !(s > 2 * t + 2) }'; then
-		result "$1" fail "a silent receiver: gave up only after" \
-			"$S_SECS s with -t $T $(said): does every wait end" \
+	elif awk -v s="$secs" -v t="$T" 'BEGIN { exit !(s > 2 * t + 2) }'; then
+		result "$1" fail "a silent receiver: hung up only $secs s after" \
+			"connecting, with -t $T $(said): does every wait end" \
 			"after -t seconds of silence?"
-	elif awk -v s="$S_SECS" -v t="$T" 'BEGIN { exit !(s < t - 1) }'; then
-		result "$1" fail "a silent receiver: gave up after $S_SECS s," \
-			"before its -t of $T s $(said): does it wait -t seconds?"
+	elif awk -v s="$secs" -v t="$T" 'BEGIN { exit !(s < t - 1) }'; then
+		result "$1" fail "a silent receiver: hung up $secs s after" \
+			"connecting, before its -t of $T s $(said): does it" \
+			"wait -t seconds?"
 	else
 		expect_failure "$1" 3 "a silent receiver" \
 			"a wait with nothing heard for -t seconds must end the run (exit 3)" \
