@@ -27,10 +27,12 @@
 # -t 5).  No state crosses runs (scripts/lib/sandbox.sh).
 #
 # Locked memory: each run may lock what the protocol's worst case needs
-# against its receiver: LAB3_WINDOWS_MAX (8) windows of the receiver's -w
-# registered whole at once, and 16 MiB for the sender's own buffers
-# (memlock_for): 144 MiB with windows of 16 MiB (every check but
-# many-windows), 18 MiB with many-windows' 256 KiB.  A check never waits for ever: every sender runs under a limit
+# against its receiver: WINDOWS_MAX (8, a receiver's largest -n) windows
+# of the receiver's -w registered whole at once, and 16 MiB for the
+# sender's own buffers (memlock_for): 144 MiB with windows of 16 MiB
+# (every check but many-windows), 18 MiB with many-windows' 256 KiB.
+#
+# A check never waits for ever: every sender runs under a limit
 # of GRADE_LIMIT seconds, and all the checks of one SENDER must be over
 # GRADE_BUDGET seconds (default 600) after the first began (its build,
 # its runs, and the receivers' starts and stops): a check left after
@@ -173,7 +175,7 @@ summary_says() {
 }
 
 # SUMMARY_FAILED: a receiver's summary line of a session that failed,
-# whole; BASH_REMATCH[1] the verdict, [2] what it kept, [3] the reason.
+# whole; BASH_REMATCH[1] the verdict, [5] the reason.
 # (An ID is the peer's text: the fields before the reason hold no comma,
 # so the reason is the line's end, whatever it says.)
 SUMMARY_FAILED='^session [0-9]+ from [^ ]+: id [^,]*, [0-9]+ bytes, verdict (none|good|bad)(, key sent)?(, saved as [^,]*)?(, kept as [^,]*)?, [0-9]+\.[0-9]+ s, failed: (.*)$'

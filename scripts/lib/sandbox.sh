@@ -264,7 +264,7 @@ sandbox_bpf() {
 # sandbox_run: see above.
 sandbox_run() {
 	local binds=() dir=/tmp limit=600 memlock=$SANDBOX_MEMLOCK cg status
-	local tmp=$SANDBOX_TMP lock=
+	local tmp=$SANDBOX_TMP lock= hard
 	local user=() drop=() options
 	while [ $# -gt 0 ]; do
 		case $1 in
@@ -286,10 +286,6 @@ sandbox_run() {
 		*) echo "sandbox_run: unknown option $1" >&2; return 126 ;;
 		esac
 	done
-	# (Root without CAP_SYS_RESOURCE, in a container, cannot raise it.)
-	[ "$(ulimit -H -l)" = unlimited ] ||
-		[ "$(ulimit -H -l)" -ge $((memlock >> 10)) ] ||
-		memlock=$(($(ulimit -H -l) << 10))
 	options=$(mktemp "${TMPDIR:-/tmp}/sandbox-options.XXXXXX") || return 126
 	if ! sandbox_seccomp >"$options.bpf"; then
 		echo "sandbox: no seccomp filter for $HOSTTYPE here" >&2
@@ -317,6 +313,17 @@ sandbox_run() {
 			[ "$fd" -gt 2 ] && exec {fd}>&-
 		done
 		[ -z "$cg" ] || echo "$BASHPID" >"$cg/cgroup.procs" || exit 126
+		# Locked memory: raised to MEMLOCK here if it must be (root
+		# can; root without CAP_SYS_RESOURCE, in a container, cannot,
+		# and gives its own hard limit).  (Until issue 39 it was capped
+		# at the caller's hard limit, the kernel's 8 MiB in the bed's
+		# VM: every run had 8 MiB, whatever SANDBOX_MEMLOCK said.)
+		if ! ulimit -l $((memlock >> 10)) 2>/dev/null; then
+			hard=$(ulimit -H -l)
+			[ "$hard" = unlimited ] ||
+				[ "$hard" -ge $((memlock >> 10)) ] ||
+				memlock=$((hard << 10))
+		fi
 		umask 022	# (the directories bwrap makes for the binds)
 		sandbox_system_binds
 		# bwrap's options go in through a file (--args), so that the
