@@ -4,21 +4,51 @@
 # scripts/lib/grade-bed.sh, which runs as root (in the bed's VM, or on a
 # host with its own rxe).
 #
-# What the code sees: the system's programs and libraries read-only
-# (/usr and its links, a few files of /etc that the loader, libibverbs
-# and the compiler read), /sys read-only, the RDMA devices, a /proc and
-# /dev of its own, an empty /tmp of SANDBOX_TMP bytes, and the paths the
-# caller binds in.  Not the checkout, not the kit's grader, not the
-# grading secret, not the receiver's output, not other submissions or
-# results, not the grader's processes or environment.  It runs as a user
-# of its own (SANDBOX_UID, in no group, no capabilities, no new
-# privileges), in its own mount, PID, IPC and UTS namespaces.  (A grader
+# What the code sees, an allow-list: the toolchain and what it runs on,
+# read-only; nothing else of the system.
+#   - /usr/bin: only the programs of SANDBOX_PROGRAMS (the compiler's
+#     driver, as, ld, make, pkg-config, sh and bash, the coreutils a
+#     kit's Makefile and a test's shell use), each bound alone at its
+#     name, symbolic links resolved; /bin is a link to it.  No other
+#     program of /usr/bin, none of /usr/sbin, /usr/local (all of it: a
+#     `make install` of the reference sender lands in /usr/local/bin),
+#     /opt, /home, /root, /srv, /var.
+#   - /usr/include (the C headers, rdma/, infiniband/, openssl/), the
+#     multiarch library folders (/usr/lib/*-linux-gnu*: libc, librdmacm,
+#     libibverbs and its providers, libcrypto, what they need, the .pc
+#     files), /usr/lib/gcc (cc1, crt files), /usr/lib/bfd-plugins,
+#     /usr/lib64 (the loader's link) and /usr/share/pkgconfig, whole.
+#     (They hold libraries; a Lab 3 program installed there would be a
+#     library folder misused, and the allow-list of /usr/bin is what a
+#     `sender` on PATH would come through.)
+#   - a few files of /etc that the loader, libibverbs and name resolution
+#     read; /sys read-only, the RDMA devices, a /proc and /dev of its own,
+#     an empty /tmp of SANDBOX_TMP bytes (its HOME), and the paths the
+#     caller binds in.
+# Not the checkout, not the kit's grader, not the grading secret, not the
+# receiver's output, not other submissions or results, not the grader's
+# processes or environment.  It runs as a user of its own (SANDBOX_UID,
+# in no group, no capabilities, no new privileges), in its own mount,
+# PID, IPC and UTS namespaces.  (A grader
 # that is not root, a student's `make check` on a device of their own,
 # cannot give it a user of its own: there it runs as the grader's user,
 # mapped in a user namespace of its own, which still hides the grader's
 # processes and files.  An instructor grades as root.)  Its
 # network namespace is the host's: rdma_cm finds the RDMA device's
 # addresses there.
+#
+# No state crosses runs.  Every writable path is made fresh for one run
+# (/tmp, /dev and its /dev/shm, the IPC namespace's queues and
+# segments) and the caller's -w binds are its own choice.  The kernel's
+# keyrings would outlive a run: a user's keyring is kept per uid, and
+# every run has the same uid (a fresh user namespace would not help
+# where a session keyring is inherited), so a seccomp filter
+# (sandbox_seccomp) fails add_key, request_key and keyctl with ENOSYS,
+# and kills a process that calls the kernel through another ABI (i386's
+# int 0x80, x32) whose numbers the filter does not know.
+#
+# Locked memory: -l sets it for one run (default SANDBOX_MEMLOCK); the
+# grader gives each check what its receiver's windows need.
 #
 # Why bubblewrap: it is the sandbox Flatpak and others are built on,
 # kept by the same people, and one command line sets up every namespace
@@ -32,13 +62,15 @@
 #   sandbox_check              succeed if sandbox_run can work here; else
 #                              print why, one line on stderr
 #   sandbox_run [-r SRC:DST]... [-w SRC:DST]... [-C DIR] [-t SECONDS]
-#               [-s TMP_BYTES] -- CMD [ARG...]
+#               [-s TMP_BYTES] [-l MEMLOCK_BYTES] -- CMD [ARG...]
 #                              run CMD in the sandbox: -r binds SRC
 #                              read-only at DST, -w read-write; -C is its
 #                              working directory (default /tmp); -t
 #                              SIGKILLs all of it after SECONDS (exit
 #                              status 137; default 600); -s sizes its
-#                              /tmp (default SANDBOX_TMP).  Its
+#                              /tmp (default SANDBOX_TMP); -l its
+#                              locked memory (default SANDBOX_MEMLOCK,
+#                              never over the caller's hard limit).  Its
 #                              stdin, stdout and stderr are the caller's;
 #                              no other descriptor goes in.  Returns CMD's
 #                              exit status (126 when the sandbox could not
@@ -50,7 +82,17 @@ SANDBOX_NPROC=64		# its processes, all told
 SANDBOX_FSIZE=$((16 << 20))	# the largest file it may write
 SANDBOX_TMP=$((16 << 20))	# its /tmp, a tmpfs
 SANDBOX_NOFILE=1024
-SANDBOX_MEMLOCK=$((64 << 20))	# for its RDMA registrations
+SANDBOX_MEMLOCK=$((64 << 20))	# for its RDMA registrations, unless -l
+# The programs of /usr/bin it sees (those this host has): setpriv (the
+# sandbox's own way in: it drops to SANDBOX_UID there), the toolchain,
+# the shells, and the coreutils and tools a kit's Makefile and a shell
+# script use.
+SANDBOX_PROGRAMS="sh bash dash cc gcc cpp c99 as ld ld.bfd ar ranlib nm
+	strip objdump readelf make pkg-config pkgconf cat cp mv rm ln mkdir
+	rmdir ls chmod touch test [ true false echo printf env id head tail
+	wc cut tr sort uniq sed grep awk mawk df du stat basename dirname
+	expr sleep uname readlink realpath mktemp xargs find cmp diff od
+	sha256sum tee date nproc setpriv"
 SANDBOX_CGROUP_ROOT=/sys/fs/cgroup
 SANDBOX_LOCK=/run/lock/lab3-sandbox.lock	# one sandbox at a time
 
@@ -63,6 +105,11 @@ sandbox_check() {
 			return 1
 		}
 	done
+	if ! sandbox_seccomp >/dev/null; then
+		echo "no seccomp filter for $HOSTTYPE: the sandbox knows the" \
+			"keyring calls' numbers of x86_64 and aarch64 only" >&2
+		return 1
+	fi
 	if [ "$(id -u)" -eq 0 ] && getent passwd "$SANDBOX_UID" >/dev/null; then
 		echo "uid $SANDBOX_UID, the sandbox's, belongs to" \
 			"$(getent passwd "$SANDBOX_UID" | cut -d: -f1) here:" \
@@ -134,35 +181,90 @@ sandbox_reap() {
 	echo "sandbox: processes of uid $SANDBOX_UID still there after 5 s" >&2
 }
 
-# sandbox_system_binds: bwrap's arguments for the system's programs and
-# libraries, read-only, and the few files of /etc the code needs, into
+# sandbox_system_binds: bwrap's arguments for the allow-list above, into
 # the array SYSTEM.  (An array, not a pipe: the bed's /dev has no /dev/fd
 # for a process substitution.)
 sandbox_system_binds() {
-	local d
-	SYSTEM=(--ro-bind /usr /usr)
-	for d in bin sbin lib lib32 lib64 libx32; do
+	local d p
+	SYSTEM=(--perms 0755 --dir /usr --perms 0755 --dir /usr/bin
+		--perms 0755 --dir /usr/lib)
+	# (bwrap binds what a link names, as the kernel's bind mount does:
+	# /usr/bin/cc the compiler itself, no link to follow inside.  No
+	# readlink here: under TCG each process costs up to 0.2 s.)
+	for p in $SANDBOX_PROGRAMS; do
+		[ -e "/usr/bin/$p" ] && SYSTEM+=(--ro-bind "/usr/bin/$p" "/usr/bin/$p")
+	done
+	for d in /usr/include /usr/lib/*-linux-gnu* /usr/lib/gcc \
+		/usr/lib/bfd-plugins /usr/lib64 /usr/share/pkgconfig; do
+		[ -d "$d" ] && SYSTEM+=(--ro-bind "$d" "$d")
+	done
+	# /bin, /lib, /lib64 as this host has them: links into /usr (merged
+	# /usr), or else the folder's own allow-list of the same kind.
+	for d in bin lib lib32 lib64 libx32; do
 		if [ -L "/$d" ]; then
 			SYSTEM+=(--symlink "$(readlink "/$d")" "/$d")
+		elif [ "$d" = bin ] && [ -d /bin ]; then
+			SYSTEM+=(--perms 0755 --dir /bin)
+			for p in $SANDBOX_PROGRAMS; do
+				[ -e "/bin/$p" ] &&
+					SYSTEM+=(--ro-bind "/bin/$p" "/bin/$p")
+			done
 		elif [ -d "/$d" ]; then
 			SYSTEM+=(--ro-bind "/$d" "/$d")
 		fi
 	done
-	# The loader's cache, libibverbs' providers, the compiler's
-	# alternatives, and name resolution for a numeric address.  (bwrap
-	# would make /etc mode 0700, as root: the sandbox's user could not
-	# enter it.)
+	# The loader's cache, libibverbs' providers, and name resolution for
+	# a numeric address.  (bwrap would make /etc mode 0700, as root: the
+	# sandbox's user could not enter it.)
 	SYSTEM+=(--perms 0755 --dir /etc)
 	for d in ld.so.cache ld.so.conf ld.so.conf.d libibverbs.d rdma \
-		alternatives hosts host.conf nsswitch.conf gai.conf localtime; do
+		hosts host.conf nsswitch.conf gai.conf localtime; do
 		SYSTEM+=(--ro-bind-try "/etc/$d" "/etc/$d")
 	done
+}
+
+# sandbox_seccomp: the classic BPF program that bwrap's --seccomp takes,
+# on stdout: the keyring calls (add_key, request_key, keyctl) fail with
+# ENOSYS, every other call of this machine's own ABI goes through, and a
+# call through another ABI (x32's numbers, i386's int 0x80) kills the
+# process.  Each instruction is struct sock_filter { u16 code; u8 jt, jf;
+# u32 k; } in this machine's (little-endian) byte order; jt and jf count
+# the instructions skipped.  Fails, printing nothing, on a machine whose
+# numbers it does not know.
+sandbox_seccomp() {
+	local arch add_key request_key keyctl
+	case $HOSTTYPE in
+	x86_64) arch=0xc000003e add_key=248 request_key=249 keyctl=250 ;;
+	aarch64) arch=0xc00000b7 add_key=217 request_key=218 keyctl=219 ;;
+	*) return 1 ;;
+	esac
+	local ld=0x20 jeq=0x15 jge=0x35 ret=0x06	# BPF_LD|W|ABS, JMP|JEQ|K ...
+	sandbox_bpf $ld 0 0 4			# 0: A = seccomp_data.arch
+	sandbox_bpf $jeq 0 7 $arch		# 1: another ABI: to 9
+	sandbox_bpf $ld 0 0 0			# 2: A = seccomp_data.nr
+	sandbox_bpf $jge 5 0 0x40000000		# 3: x32's numbers: to 9
+	sandbox_bpf $jeq 3 0 $add_key		# 4: to 8
+	sandbox_bpf $jeq 2 0 $request_key	# 5: to 8
+	sandbox_bpf $jeq 1 0 $keyctl		# 6: to 8
+	sandbox_bpf $ret 0 0 0x7fff0000		# 7: SECCOMP_RET_ALLOW
+	sandbox_bpf $ret 0 0 $((0x50000 | 38))	# 8: SECCOMP_RET_ERRNO, ENOSYS
+	sandbox_bpf $ret 0 0 0x80000000		# 9: SECCOMP_RET_KILL_PROCESS
+}
+
+# sandbox_bpf CODE JT JF K: one BPF instruction, its 8 bytes.  (Built-ins
+# only: no process.)
+sandbox_bpf() {
+	local c=$(($1)) k=$(($4)) bytes
+	printf -v bytes '\\x%02x' $((c & 255)) $((c >> 8)) "$2" "$3" \
+		$((k & 255)) $((k >> 8 & 255)) $((k >> 16 & 255)) $((k >> 24 & 255))
+	# shellcheck disable=SC2059 # the format is the bytes
+	printf "$bytes"
 }
 
 # sandbox_run: see above.
 sandbox_run() {
 	local binds=() dir=/tmp limit=600 memlock=$SANDBOX_MEMLOCK cg status
-	local tmp=$SANDBOX_TMP lock=
+	local tmp=$SANDBOX_TMP lock= hard
 	local user=() drop=() options
 	while [ $# -gt 0 ]; do
 		case $1 in
@@ -178,16 +280,18 @@ sandbox_run() {
 			shift 2 ;;
 		-C) dir=$2; shift 2 ;;
 		-s) tmp=$2; shift 2 ;;
+		-l) memlock=$2; shift 2 ;;
 		-t) limit=$2; shift 2 ;;
 		--) shift; break ;;
 		*) echo "sandbox_run: unknown option $1" >&2; return 126 ;;
 		esac
 	done
-	# (Root without CAP_SYS_RESOURCE, in a container, cannot raise it.)
-	[ "$(ulimit -H -l)" = unlimited ] ||
-		[ "$(ulimit -H -l)" -ge $((memlock >> 10)) ] ||
-		memlock=$(($(ulimit -H -l) << 10))
 	options=$(mktemp "${TMPDIR:-/tmp}/sandbox-options.XXXXXX") || return 126
+	if ! sandbox_seccomp >"$options.bpf"; then
+		echo "sandbox: no seccomp filter for $HOSTTYPE here" >&2
+		rm -f "$options" "$options.bpf"
+		return 126
+	fi
 	if [ "$(id -u)" -eq 0 ]; then
 		# One sandbox at a time on this host: they share a user, its
 		# process limit and sandbox_reap().
@@ -209,11 +313,23 @@ sandbox_run() {
 			[ "$fd" -gt 2 ] && exec {fd}>&-
 		done
 		[ -z "$cg" ] || echo "$BASHPID" >"$cg/cgroup.procs" || exit 126
+		# Locked memory: raised to MEMLOCK here if it must be (root
+		# can; root without CAP_SYS_RESOURCE, in a container, cannot,
+		# and gives its own hard limit).  (Until issue 39 it was capped
+		# at the caller's hard limit, the kernel's 8 MiB in the bed's
+		# VM: every run had 8 MiB, whatever SANDBOX_MEMLOCK said.)
+		if ! ulimit -l $((memlock >> 10)) 2>/dev/null; then
+			hard=$(ulimit -H -l)
+			[ "$hard" = unlimited ] ||
+				[ "$hard" -ge $((memlock >> 10)) ] ||
+				memlock=$((hard << 10))
+		fi
 		umask 022	# (the directories bwrap makes for the binds)
 		sandbox_system_binds
 		# bwrap's options go in through a file (--args), so that the
 		# sandbox's /proc/1/cmdline, bwrap's own, names none of the
-		# grader's paths; bwrap closes it.
+		# grader's paths, and the seccomp filter through another
+		# (--seccomp); bwrap closes both.
 		printf '%s\0' --die-with-parent --new-session "${user[@]}" \
 			--unshare-pid --unshare-ipc --unshare-uts \
 			--unshare-cgroup-try --hostname lab3-sandbox \
@@ -224,9 +340,9 @@ sandbox_run() {
 			--ro-bind /sys /sys --proc /proc --dev /dev \
 			--dev-bind-try /dev/infiniband /dev/infiniband \
 			--size "$tmp" --perms 1777 --tmpfs /tmp \
-			"${binds[@]}" --chdir "$dir" >"$options" &&
-			exec 3<"$options" || exit 126
-		rm -f "$options"
+			"${binds[@]}" --chdir "$dir" --seccomp 4 >"$options" &&
+			exec 3<"$options" 4<"$options.bpf" || exit 126
+		rm -f "$options" "$options.bpf"
 		# (timeout SIGKILLs bwrap; its child, the namespace's first
 		# process, dies with it, and so does every process in it.
 		# That child stays root: a parent-death signal does not
@@ -238,7 +354,7 @@ sandbox_run() {
 			bwrap --args 3 -- "${drop[@]}" "$@"
 	)
 	status=$?
-	rm -f "$options"
+	rm -f "$options" "$options.bpf"
 	if [ -n "$cg" ]; then
 		sandbox_cgroup_end "$cg"
 	elif [ "$(id -u)" -eq 0 ]; then
