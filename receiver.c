@@ -291,7 +291,9 @@ static int store_chunk(struct session *s)
 
 /* unwritten_chunk: -1 (and the session ends, saying where) if a canary
  * is left whole in W's chunk: a DONE for bytes that no WRITE reached.
- * All of them left: the sender most likely wrote nothing there. */
+ * All of them left: the sender most likely wrote nothing there.  (Each
+ * text fits an ERROR's LAB3_REASON_MAX bytes for any chunk of a file
+ * under a TiB.) */
 static int unwritten_chunk(struct session *s, const struct window *w)
 {
 	uint64_t at = 0, checked, whole = find_canary(s, w, &at, &checked);
@@ -300,17 +302,15 @@ static int unwritten_chunk(struct session *s, const struct window *w)
 		return 0;
 	if (whole == checked)
 		return give_up(s, LAB3_ERR_PROTOCOL, "chunk at offset %llu: "
-			       "none of the %llu place%s checked in it was "
-			       "written (a DONE before its RDMA WRITEs, or "
-			       "none?)", (unsigned long long)w->offset,
+			       "none of its %llu place%s checked was written "
+			       "(a DONE before its RDMA WRITEs, or none?)",
+			       (unsigned long long)w->offset,
 			       (unsigned long long)checked,
 			       checked == 1 ? "" : "s");
 	return give_up(s, LAB3_ERR_PROTOCOL, "chunk at offset %llu: nothing "
-		       "was written at window offset %llu (%llu of the %llu "
-		       "places checked in it: a WRITE too short, or "
-		       "misplaced?)", (unsigned long long)w->offset,
-		       (unsigned long long)at, (unsigned long long)whole,
-		       (unsigned long long)checked);
+		       "was written at window offset %llu (a WRITE too short, "
+		       "or misplaced?)", (unsigned long long)w->offset,
+		       (unsigned long long)at);
 }
 
 /* send_verdict: step 4, VERDICT: compare the hash of every chunk stored

@@ -61,8 +61,8 @@ expect_unwritten() {
 # at that first DONE, and say that none of them was written.
 for size in 5000:1 1M:256; do
 	places=${size#*:} size=${size%:*}
-	unwritten="chunk at offset 0: none of the $places"
-	unwritten+=" place$([ "$places" = 1 ] || echo s) checked in it was"
+	unwritten="chunk at offset 0: none of its $places"
+	unwritten+=" place$([ "$places" = 1 ] || echo s) checked was"
 	unwritten+=" written (a DONE before its RDMA WRITEs, or none?)"
 	expect_unwritten "$size" \
 		"the receiver stopped it after 1 DONE: $unwritten" \
@@ -76,7 +76,7 @@ done
 # most are still whole at DONE (all of them, about 1 time in 3), and the
 # summary says where the first is, or that none was written.  (Its ERROR
 # may come before its DONE's own completion: 0 DONEs, then.)
-SPARSE_END="chunk at offset 0: (nothing was written at window offset [0-9]+ .[0-9]+ of the 256 places checked in it: a WRITE too short, or misplaced..|none of the 256 places checked in it was written .a DONE before its RDMA WRITEs, or none..)"
+SPARSE_END="chunk at offset 0: (nothing was written at window offset [0-9]+ .a WRITE too short, or misplaced..|none of its 256 places checked was written .a DONE before its RDMA WRITEs, or none..)"
 line=$(tests/evil-sender -s 1M sparse "$RXE_ADDR" "$RX_PORT") ||
 	fail "sparse: the evil sender: $line"
 printf '%s\n' "$line" | grep -Eqx "evil-sender: sparse: the receiver stopped it after (0 DONEs|1 DONE): $SPARSE_END" ||

@@ -192,7 +192,7 @@ for _ in probe attack; do
 	case $line in
 	*", failed: the sender gave up: a probe, nothing more") probe=1 ;;
 	*"id -, 285212672 bytes, verdict none, "*", failed: the connection broke"* | \
-	*"id -, 285212672 bytes, verdict none, "*", failed: chunk at offset 0: none of the "*)
+	*"id -, 285212672 bytes, verdict none, "*", failed: chunk at offset 0: none of its "*)
 		attack=1 ;;
 	*) fail "starve: '$line' ($(cat "$TEST_TMP/starve"))" ;;
 	esac

@@ -58,7 +58,7 @@ case $line in
 "evil-sender: sparse: the receiver stopped it after "*) ;;
 *) fail "the filler's sparse file: $line" ;;
 esac
-expect_summary "failed: chunk at offset 0: (nothing was written at window offset|none of the 73 places checked in it was written)" \
+expect_summary "failed: chunk at offset 0: (nothing was written at window offset|none of its 73 places checked was written)" \
 	"the filler's sparse file"
 for id in fill1 fill2 fill3; do
 	keyed "the filler as $id" "$RXE_ADDR" "$id" "$TEST_TMP/f300k" 300000

@@ -23,7 +23,7 @@
 . tests/e2e/lib.sh
 
 OVERRUN="failed: protocol error: the peer sent more messages than it may"
-UNWRITTEN="failed: chunk at offset 0: none of the [0-9]+ places checked in it was written .*"
+UNWRITTEN="failed: chunk at offset 0: none of its [0-9]+ places checked was written .*"
 make_file "$TEST_TMP/h1" 0
 make_file "$TEST_TMP/h2" 300000
 make_file "$TEST_TMP/h3" $((3 << 20))
