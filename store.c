@@ -72,6 +72,12 @@ int count_used(const char *dir, uint64_t *bytes)
 
 /* ---- What each source keeps (--address-max) ---- */
 
+/* fits: whether LENGTH more bytes fit under MAX with TAKEN taken. */
+static int fits(uint64_t length, uint64_t taken, uint64_t max)
+{
+	return taken <= max && length <= max - taken;
+}
+
 /* add_kept: remember that SAVED_AS, of BYTES bytes, came from SOURCE (a
  * record of the same file before it is replaced).  0, or -ENOMEM. */
 static int add_kept(struct store_use *use, const char *source,
@@ -246,7 +252,7 @@ static int check_address(struct session *s)
 		return 0;
 	peer_source(s->peer, source, sizeof(source));
 	held = held_by(s->store, s->opt, source);
-	if (held <= max && length <= max - held)
+	if (fits(length, held, max))
 		return 0;
 	snprintf(s->error, sizeof(s->error), "no room for %llu bytes from "
 		 "your address: it holds %llu of its --address-max %llu "
@@ -260,7 +266,9 @@ static int check_address(struct session *s)
  *   - in the free space of its disk, less what sessions in progress have
  *     yet to write, less STORE_RESERVE, kept for the ledger's records
  *     (and the logs) that share it: a full disk must not stop every key;
- *   - under --store-max, with the files there and those promised.
+ *   - under --store-max, with the files there and those promised (the
+ *     files are added up again before a refusal: the instructor may
+ *     have removed some).
  * A file that fits is promised (s->pending) until it is written, saved
  * or dropped.  0 when it fits, or when the space cannot be told (the
  * writes will say); -1 with s->error saying why not. */
@@ -273,8 +281,10 @@ int check_room(struct session *s)
 	if (check_address(s) != 0)
 		return -1;
 	taken = use->used + use->pending;
-	if (s->opt->store_max != 0 && (taken > s->opt->store_max ||
-				       length > s->opt->store_max - taken)) {
+	if (s->opt->store_max != 0 && !fits(length, taken, s->opt->store_max) &&
+	    count_used(s->opt->out_dir, &use->used) == 0)
+		taken = use->used + use->pending;	/* files removed? */
+	if (s->opt->store_max != 0 && !fits(length, taken, s->opt->store_max)) {
 		snprintf(s->error, sizeof(s->error), "no room to save a file "
 			"of %llu bytes: %llu of the receiver's --store-max %llu "
 			"are taken", (unsigned long long)length,
