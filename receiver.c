@@ -625,20 +625,24 @@ void free_windows(struct session *s)
  * each piece the receiver hides a canary: CANARY_LEN random bytes at a
  * random place, both drawn from the session's key, which the sender
  * never sees and cannot read back (a window is for remote write only).
- * Two things follow:
+ * The canary runs from its place round to the piece's start when it
+ * reaches the end, so each byte of a piece is as likely as any other to
+ * hold one.  Two things follow:
  *   - at DONE, a canary still whole says that its place was never
  *     written: the session ends then, naming it (find_canary());
  *   - a canary that a sender only partly wrote, or one of a chunk
  *     shorter than CANARY_LEN (it is filled with random bytes whole),
  *     is in the bytes hashed: the SHA-256 the sender announced at
- *     FILE_INFO, before the key was drawn, cannot match them but by
- *     chance (1 in 2^64 for 8 random bytes, less for more).
- * Since the place may be any byte of the piece, a sender must write every
- * byte to be sure of a good verdict; writing part of each piece (the
- * rest of a new window is zeros, which a file of zeros would not need to
- * write) fails at once.  An honest sender, which writes every byte,
- * fails only where its file holds a canary's 16 bytes at its very place:
- * 1 in 2^128 a piece. */
+ *     FILE_INFO, before the key was drawn, matches them only if the
+ *     bytes left happen to be what the sender's file holds there: 1 in
+ *     2^(8k) for k bytes.
+ * So a sender that leaves a gap of g bytes in a piece of p is caught
+ * (g + 15) times in p: one that writes only part of each piece (the
+ * rest of a new window is zeros, which a file of zeros would not need
+ * to write) fails at once; a byte left out of every piece gets through
+ * 1 time in 3 at 1 MiB, and 1 in 10^28 at 64 MiB.  An honest sender,
+ * which writes every byte, fails only where its file holds a canary's 16
+ * bytes at their very place: 1 in 2^128 a piece. */
 #define CANARY_LEN 16u
 
 /* canary_word: the Nth 64-bit word drawn for the piece at file offset
@@ -656,8 +660,13 @@ static uint64_t canary_word(uint64_t key, uint64_t offset, uint64_t n)
 	return z ^ (z >> 31);
 }
 
-/* A piece's canary: its place in the chunk, its length and its bytes. */
+/* A piece's canary: its piece (start and length in the chunk), its
+ * place in the piece, its length and its bytes.  Its bytes run from
+ * there round to the piece's start when they reach its end, so that every
+ * byte of a piece is as likely as any other to hold one. */
 struct canary {
+	uint64_t start;
+	uint64_t piece;
 	uint64_t at;
 	uint32_t len;
 	uint8_t bytes[CANARY_LEN];
@@ -667,18 +676,25 @@ struct canary {
 static void canary_of(const struct session *s, const struct window *w,
 		      uint64_t i, struct canary *c)
 {
-	uint64_t start = i * CANARY_STRIDE;
-	uint64_t len = w->length - start;
 	uint64_t words[2];
 
-	if (len >= 2 * CANARY_STRIDE)
-		len = CANARY_STRIDE;	/* (the last piece takes the rest) */
-	c->len = len < CANARY_LEN ? (uint32_t)len : CANARY_LEN;
-	c->at = start + canary_word(s->canary_key, w->offset + start, 0) %
-		(len - c->len + 1);
-	words[0] = canary_word(s->canary_key, w->offset + start, 1);
-	words[1] = canary_word(s->canary_key, w->offset + start, 2);
+	c->start = i * CANARY_STRIDE;
+	c->piece = w->length - c->start;
+	if (c->piece >= 2 * CANARY_STRIDE)
+		c->piece = CANARY_STRIDE;  /* (the last piece takes the rest) */
+	c->len = c->piece < CANARY_LEN ? (uint32_t)c->piece : CANARY_LEN;
+	c->at = canary_word(s->canary_key, w->offset + c->start, 0) %
+		c->piece;
+	words[0] = canary_word(s->canary_key, w->offset + c->start, 1);
+	words[1] = canary_word(s->canary_key, w->offset + c->start, 2);
 	memcpy(c->bytes, words, CANARY_LEN);
+}
+
+/* canary_byte: where byte J of canary C lies in its window. */
+static uint8_t *canary_byte(const struct window *w, const struct canary *c,
+			    uint32_t j)
+{
+	return w->buf + c->start + (c->at + j) % c->piece;
 }
 
 /* pieces: how many canaries a chunk of LENGTH bytes holds. */
@@ -696,8 +712,18 @@ static void plant_canaries(const struct session *s, struct window *w)
 
 	for (uint64_t i = 0; i < pieces(w->length); i++) {
 		canary_of(s, w, i, &c);
-		memcpy(w->buf + c.at, c.bytes, c.len);
+		for (uint32_t j = 0; j < c.len; j++)
+			*canary_byte(w, &c, j) = c.bytes[j];
 	}
+}
+
+/* canary_whole: whether canary C is still whole in W. */
+static int canary_whole(const struct window *w, const struct canary *c)
+{
+	for (uint32_t j = 0; j < c->len; j++)
+		if (*canary_byte(w, c, j) != c->bytes[j])
+			return 0;
+	return 1;
 }
 
 /* find_canary: after W's DONE, count the canaries of CANARY_LEN bytes
@@ -717,9 +743,8 @@ static uint64_t find_canary(const struct session *s, const struct window *w,
 		if (c.len < CANARY_LEN)
 			continue;
 		++*checked;
-		if (memcmp(w->buf + c.at, c.bytes, c.len) == 0 &&
-		    whole++ == 0)
-			*at = c.at;
+		if (canary_whole(w, &c) && whole++ == 0)
+			*at = c.start + c.at;
 	}
 	return whole;
 }

@@ -810,9 +810,14 @@ int serve(struct options *opt, const uint8_t *secret, int ledger_fd,
 			opt->address_pct,
 			(unsigned long long)opt->address_max);
 	if (load_kept(&srv.store, opt, where, sizeof(where)) != 0) {
-		fprintf(stderr, "receiver: --address-max: %s\n", where);
+		fprintf(stderr, "receiver: --address-max, --keep: %s\n", where);
+		free_kept(&srv.store);
 		return LAB3_EXIT_LOCAL;
 	}
+	if ((opt->address_max != 0 || opt->keep >= 0) && opt->ledger == NULL)
+		fprintf(stderr, "receiver: warning: --address-max and --keep "
+			"without -l: a restart forgets which address saved "
+			"which file (the earlier files count for none)\n");
 	install_signal_handlers(&wait_mask);
 	listener->wait_sigmask = &wait_mask;
 	if (lab3_listen(listener, opt->addr, opt->port, &bound_port) != 0) {

@@ -119,9 +119,10 @@ struct kept_file {
 #define EARLY_SOURCES 256
 struct early_source {
 	char source[LAB3_SOURCE_LEN];
-	time_t recorded;		/* its last record's time; 0: none */
+	long long recorded;		/* lab3_now_ms() of its last record;
+					 * 0: none */
 	unsigned unrecorded;		/* failures since, not recorded */
-	time_t since;			/* the first of them */
+	time_t since;			/* the first of them (for the text) */
 	char last_error[LAB3_ERR_LEN];	/* the last one's reason */
 };
 struct early_failures {

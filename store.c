@@ -23,6 +23,8 @@
 #include "session.h"
 
 #define STORE_RESERVE (1u << 20)	/* bytes kept free on -o's disk */
+#define KEPT_MIN_CHARGE (64u << 10)	/* a kept file counts at least this
+					 * against --address-max */
 
 /* write_all: write LEN bytes at BUF to FD, or return -1. */
 static int write_all(int fd, const uint8_t *buf, uint64_t len)
@@ -160,9 +162,10 @@ int address_share(struct options *opt, char *err, size_t err_len)
 	return 0;
 }
 
-/* load_kept: with --address-max and a ledger, learn from its records
- * which of the files under -o came from which source, so that a restart
- * forgets nothing of what each holds.  0, or -1 with ERR saying why. */
+/* load_kept: with --address-max or --keep, and a ledger, learn from its
+ * records which of the files under -o came from which source, so that a
+ * restart forgets nothing of what each holds, nor whose files --keep may
+ * drop.  0, or -1 with ERR saying why. */
 int load_kept(struct store_use *use, const struct options *opt, char *err,
 	      size_t err_len)
 {
@@ -175,7 +178,8 @@ int load_kept(struct store_use *use, const struct options *opt, char *err,
 	FILE *in;
 	int ret = 0;
 
-	if (opt->address_max == 0 || opt->ledger == NULL)
+	if ((opt->address_max == 0 && opt->address_pct == 0 &&
+	     opt->keep < 0) || opt->ledger == NULL)
 		return 0;
 	in = fopen(opt->ledger, "r");
 	if (in == NULL && errno == ENOENT)
@@ -212,37 +216,51 @@ void free_kept(struct store_use *use)
 	use->nkept = use->kept_cap = 0;
 }
 
-/* held_by: the bytes that SOURCE holds under -o: its files still there
- * (one the instructor removed no longer counts: that is how a quota is
- * given back) and what its sessions in progress have promised. */
+/* charge: what a kept file of BYTES bytes counts against its source: at
+ * least KEPT_MIN_CHARGE, so that a source of tiny files cannot grow the
+ * table (and each check's walk of it) without bound. */
+static uint64_t charge(uint64_t bytes)
+{
+	return bytes > KEPT_MIN_CHARGE ? bytes : KEPT_MIN_CHARGE;
+}
+
+/* held_by: the bytes that SOURCE holds under -o: its files (charge()),
+ * and what its sessions in progress have announced (promised, or stored
+ * in their temporary files).  With RECHECK, a file that is gone (the
+ * instructor removed it: that is how a quota is given back) is
+ * forgotten first; without, the table is taken as it is (no system
+ * call: the serving loop runs this at every FILE_INFO). */
 static uint64_t held_by(struct store_use *use, const struct options *opt,
-			const char *source)
+			const char *source, int recheck)
 {
 	char other[LAB3_SOURCE_LEN];
 	uint64_t held = 0;
-	long long size;
 
 	for (size_t i = 0; i < use->nkept; i++) {
 		if (strcmp(use->kept[i].source, source) != 0)
 			continue;
-		size = file_size(opt->out_dir, use->kept[i].saved_as);
-		if (size < 0) {
+		if (recheck &&
+		    file_size(opt->out_dir, use->kept[i].saved_as) < 0) {
 			use->kept[i--] = use->kept[--use->nkept];
 			continue;
 		}
-		held += (uint64_t)size;
+		held += charge(use->kept[i].bytes);
 	}
 	for (int i = 0; i < *use->nsessions; i++) {
-		peer_source(use->sessions[i]->peer, other, sizeof(other));
+		const struct session *s = use->sessions[i];
+
+		peer_source(s->peer, other, sizeof(other));
 		if (strcmp(other, source) == 0)
-			held += use->sessions[i]->pending;
+			held += s->pending +
+				(s->tmp_fd >= 0 ? s->bytes_stored : 0);
 	}
 	return held;
 }
 
 /* check_address: with --address-max, refuse a file that would take
- * S's source past it: what the address keeps and has promised.  0 when
- * it fits; -1 with s->error saying how much is left. */
+ * S's source past it: what the address keeps and has announced (looked
+ * at again, file by file, before a refusal).  0 when it fits; -1 with
+ * s->error saying how much is left. */
 static int check_address(struct session *s)
 {
 	uint64_t max = s->opt->address_max, length = s->rx.length, held;
@@ -251,14 +269,16 @@ static int check_address(struct session *s)
 	if (max == 0)
 		return 0;
 	peer_source(s->peer, source, sizeof(source));
-	held = held_by(s->store, s->opt, source);
+	held = held_by(s->store, s->opt, source, 0);
+	if (!fits(length, held, max))
+		held = held_by(s->store, s->opt, source, 1);
 	if (fits(length, held, max))
 		return 0;
-	snprintf(s->error, sizeof(s->error), "no room for %llu bytes from "
-		 "your address: it holds %llu of its --address-max %llu "
-		 "(%llu left)", (unsigned long long)length,
-		 (unsigned long long)held, (unsigned long long)max,
-		 (unsigned long long)(held < max ? max - held : 0));
+	snprintf(s->error, sizeof(s->error), "no room for %llu bytes: your "
+		 "address has %llu left of its --address-max %llu",
+		 (unsigned long long)length,
+		 (unsigned long long)(held < max ? max - held : 0),
+		 (unsigned long long)max);
 	return -1;
 }
 
@@ -461,12 +481,27 @@ static void drop_file(struct session *s, int dir_fd, const char *id_dir,
 	forget_kept(s->store, saved_as);
 }
 
-/* prune_id: with --keep N, after S saved a file for its ID, keep the
- * ID's newest N + 1 files (the one just saved among them) and remove the
- * rest, oldest first, each named in the session's ledger record: one
- * student's attempts never fill the store.  A file that cannot be read
- * or removed stays. */
-static void prune_id(struct session *s, const char *id_dir)
+/* source_of: the source that saved the file SAVED_AS, or NULL when the
+ * receiver does not know it (kept_file). */
+static const char *source_of(const struct store_use *use,
+			     const char *saved_as)
+{
+	for (size_t i = 0; i < use->nkept; i++)
+		if (strcmp(use->kept[i].saved_as, saved_as) == 0)
+			return use->kept[i].source;
+	return NULL;
+}
+
+/* prune_id: with --keep N, after S saved a file for its ID from SOURCE,
+ * keep the newest N + 1 of the ID's files from that source (the one just
+ * saved among them) and remove the rest, each named in the session's
+ * ledger record: one student's attempts never fill the store.  Only
+ * files from the same source go: IDs are what senders say they are, and
+ * a sender elsewhere that claims another's ID must not remove that
+ * student's files (nor may one whose source the receiver does not know).
+ * A file that cannot be read or removed stays. */
+static void prune_id(struct session *s, const char *id_dir,
+		     const char *source)
 {
 	char path[PATH_MAX];
 	struct id_file *files = NULL, *more;
@@ -501,9 +536,19 @@ static void prune_id(struct session *s, const char *id_dir)
 		n++;
 	}
 	qsort(files, n, sizeof(*files), newer_first);
-	for (size_t i = (size_t)s->opt->keep + 1; i < n; i++)
-		drop_file(s, dirfd(dir), id_dir, files[i].name,
-			  files[i].bytes);
+	for (size_t i = 0, mine = 0; i < n; i++) {
+		const char *from;
+		char saved_as[sizeof(s->saved_as)];
+
+		if (snprintf(saved_as, sizeof(saved_as), "%s/%s", id_dir,
+			     files[i].name) >= (int)sizeof(saved_as) ||
+		    (from = source_of(s->store, saved_as)) == NULL ||
+		    strcmp(from, source) != 0)
+			continue;
+		if (++mine > (size_t)s->opt->keep + 1)
+			drop_file(s, dirfd(dir), id_dir, files[i].name,
+				  files[i].bytes);
+	}
 	free(files);
 	closedir(dir);
 }
@@ -519,6 +564,7 @@ int keep_file(struct session *s)
 {
 	char final[PATH_MAX], id_dir[3 * LAB3_ID_MAX + 1];
 	char hex[2 * LAB3_SHA256_LEN + 1], why[LAB3_ERR_LEN];
+	char source[LAB3_SOURCE_LEN];
 	int fd = s->tmp_fd, err;
 
 	s->tmp_fd = -1;
@@ -555,16 +601,13 @@ int keep_file(struct session *s)
 		fprintf(stderr, "receiver: session %u: saved %s, but %s: it "
 			"may not survive a crash\n", s->number, s->saved_as,
 			why);
-	if (s->opt->address_max != 0) {
-		char source[LAB3_SOURCE_LEN];
-
-		peer_source(s->peer, source, sizeof(source));
-		if (add_kept(s->store, source, s->saved_as, s->rx.length) != 0)
-			fprintf(stderr, "receiver: session %u: out of memory: "
-				"%s does not count against its address\n",
-				s->number, s->saved_as);
-	}
-	prune_id(s, id_dir);
+	peer_source(s->peer, source, sizeof(source));
+	if ((s->opt->address_max != 0 || s->opt->keep >= 0) &&
+	    add_kept(s->store, source, s->saved_as, s->rx.length) != 0)
+		fprintf(stderr, "receiver: session %u: out of memory: %s does "
+			"not count against its address\n", s->number,
+			s->saved_as);
+	prune_id(s, id_dir, source);
 	return 0;
 
 out_close:
@@ -661,7 +704,7 @@ static int early_record(struct early_source *e, int ledger_fd)
 		 "before FILE_INFO since %s (recorded together); the last: "
 		 "%.120s", e->unrecorded, since, e->last_error);
 	e->unrecorded = 0;
-	e->recorded = rec.time;
+	e->recorded = lab3_now_ms();
 	return lab3_ledger_append(ledger_fd, &rec);
 }
 
@@ -694,19 +737,20 @@ static struct early_source *early_source(struct early_failures *ef,
 }
 
 /* record_early: the ledger record of S, which failed before FILE_INFO:
- * written as any other if its source has had none for EARLY_INTERVAL_S,
+ * written as any other if its source has had none for EARLY_INTERVAL_S
+ * (by the monotonic clock: a clock set back holds nothing up),
  * else counted, to be summed up in the source's next record
  * (early_record()).  0, or -1 with ERR saying why. */
 int record_early(struct early_failures *ef, struct session *s, char *err,
 		 size_t err_len)
 {
 	struct early_source *e = early_source(ef, s);
-	time_t now = time(NULL);
+	long long now = lab3_now_ms();
 	int ret = 0;
 
-	if (e->recorded != 0 && now - e->recorded < EARLY_INTERVAL_S) {
+	if (e->recorded != 0 && now - e->recorded < EARLY_INTERVAL_S * 1000LL) {
 		if (e->unrecorded++ == 0)
-			e->since = now;
+			e->since = time(NULL);
 		snprintf(e->last_error, sizeof(e->last_error), "%s",
 			 s->error);
 		s->recorded = 1;

@@ -1,6 +1,7 @@
 # The class's quotas (over the bed): no student takes what others need.
 #   - --keep 1: an ID's third good file removes its first; the ledger's
-#     record of the third names it under "dropped";
+#     record of the third names it under "dropped"; a sender at another
+#     address that claims the ID removes only its own files;
 #   - --address-max: a store filler from one address (sparse-written
 #     files of zeros, then honest files under many IDs) is refused once
 #     its address holds its share, naming the limit and what is left,
@@ -48,6 +49,14 @@ done
 expect_saved_only "$out" keeper/f100k.2 keeper/f100k.3
 tail -n 1 "$ledger" | grep -q ',"saved_as":"keeper/f100k.3","dropped":\["keeper/f100k"\]}$' ||
 	fail "--keep 1: the third record does not name the dropped file: $(tail -n 1 "$ledger")"
+# A sender at another address that claims the ID (three times) removes
+# none of the first address's files, only its own oldest.
+for n in 1 2 3; do
+	keyed "keep, the ID claimed elsewhere, file $n" "$RXE_ADDR" keeper \
+		"$TEST_TMP/f100k" 100000
+done
+expect_saved_only "$out" keeper/f100k.2 keeper/f100k.3 keeper/f100k.4 \
+	keeper/f100k.5
 rm -r "$out/keeper"
 
 # The filler, from the IPv4 address: sparse-written zeros are refused
