@@ -10,8 +10,8 @@
 #     driver, as, ld, make, pkg-config, sh and bash, the coreutils a
 #     kit's Makefile and a test's shell use), each bound alone at its
 #     name, symbolic links resolved; /bin is a link to it.  No other
-#     program of /usr/bin, none of /usr/sbin, /usr/local (all of it: a
-#     `make install` of the reference sender lands in /usr/local/bin),
+#     program of /usr/bin, none of /usr/sbin, /usr/local (all of it: the
+#     reference sender, installed on the lab host, is in /usr/local/bin),
 #     /opt, /home, /root, /srv, /var.
 #   - /usr/include (the C headers, rdma/, infiniband/, openssl/), the
 #     multiarch library folders (/usr/lib/*-linux-gnu*: libc, librdmacm,
