@@ -33,9 +33,9 @@ keyed() {
 # refused by --address-max, told how much is left.
 refused_address() {
 	run_sender -i "$2" "$RXE_ADDR" "$RX_PORT" "$3"
-	expect_sender_fails 4 "refused: no room for $4 bytes from your address: it holds [0-9]+ of its --address-max $ADDRESS_MAX \\([0-9]+ left\\)$" \
+	expect_sender_fails 4 "refused: no room for $4 bytes: your address has [0-9]+ left of its --address-max $ADDRESS_MAX$" \
 		"$1"
-	expect_summary "verdict none, .*failed: no room for $4 bytes from your address" "$1"
+	expect_summary "verdict none, .*failed: no room for $4 bytes: your address has" "$1"
 }
 
 ADDRESS_MAX=1048576
