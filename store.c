@@ -700,9 +700,10 @@ static int early_record(struct early_source *e, int ledger_fd)
 	if (gmtime_r(&e->since, &tm) == NULL ||
 	    strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
 		since[0] = '\0';
-	snprintf(why, sizeof(why), "%u sessions from this address failed "
+	snprintf(why, sizeof(why), "%u session%s from this address failed "
 		 "before FILE_INFO since %s (recorded together); the last: "
-		 "%.120s", e->unrecorded, since, e->last_error);
+		 "%.120s", e->unrecorded, e->unrecorded == 1 ? "" : "s", since,
+		 e->last_error);
 	e->unrecorded = 0;
 	e->recorded = lab3_now_ms();
 	return lab3_ledger_append(ledger_fd, &rec);
