@@ -129,12 +129,15 @@ static int parse_quota(struct options *opt, int opt_char, const char *arg)
 	return -1;
 }
 
-/* parse_number_option: -p, -w, -b, -c, -n or -t (OPT_CHAR) with ARG into
- * OPT, with its range checked; -1 after saying what is wrong. */
+/* parse_number_option: -p, -w, -b, -c, -n or -t, or a quota's number
+ * (parse_quota()) (OPT_CHAR) with ARG into OPT, with its range checked;
+ * -1 after saying what is wrong. */
 static int parse_number_option(struct options *opt, int opt_char,
 			       const char *arg)
 {
 	switch (opt_char) {
+	case 'E': case 'C':
+		return parse_quota(opt, opt_char, arg);
 	case 'p':
 		if (lab3_parse_number(arg, 0, 65535) >= 0) {
 			opt->port = arg;
@@ -252,15 +255,12 @@ static int parse_args(struct options *opt, int argc, char **argv)
 		case 'L': opt->ledger_summary = optarg; break;
 		case 'v': opt->verbose = 1; break;
 		case 'F': opt->keep_failed = 1; break;
-		case 'E': case 'C':
-			if (parse_quota(opt, opt_char, optarg) != 0)
-				return -1;
-			break;
 		case 'm': case 'M': case 'S': case 'A':
 			if (parse_byte_count(opt, opt_char, optarg) != 0)
 				return -1;
 			break;
 		case 'p': case 'w': case 'n': case 't': case 'c': case 'b':
+		case 'E': case 'C':
 			if (parse_number_option(opt, opt_char, optarg) != 0)
 				return -1;
 			break;

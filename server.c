@@ -764,6 +764,44 @@ static void install_signal_handlers(sigset_t *orig)
 	sigdelset(orig, SIGHUP);
 }
 
+/* setup_store: what -o holds when serving starts: its files' bytes for
+ * --store-max, --address-max's share in bytes, and which address saved
+ * which file (--address-max, --keep).  0, or -1 after saying why. */
+static int setup_store(struct store_use *store, struct options *opt)
+{
+	char why[LAB3_ERR_LEN];
+
+	if (opt->store_max != 0 &&
+	    count_used(opt->out_dir, &store->used) != 0) {
+		fprintf(stderr, "receiver: -o %s: cannot add up its files for "
+			"--store-max: %s\n", opt->out_dir, strerror(errno));
+		return -1;
+	}
+	if (opt->store_max != 0 && opt->verbose)
+		fprintf(stderr, "receiver: -o %s holds %llu bytes of files, of "
+			"--store-max %llu\n", opt->out_dir,
+			(unsigned long long)store->used,
+			(unsigned long long)opt->store_max);
+	if (address_share(opt, why, sizeof(why)) != 0) {
+		fprintf(stderr, "receiver: %s\n", why);
+		return -1;
+	}
+	if (opt->address_pct != 0 && opt->verbose)
+		fprintf(stderr, "receiver: --address-max %d%%: %llu bytes\n",
+			opt->address_pct,
+			(unsigned long long)opt->address_max);
+	if (load_kept(store, opt, why, sizeof(why)) != 0) {
+		fprintf(stderr, "receiver: --address-max, --keep: %s\n", why);
+		free_kept(store);
+		return -1;
+	}
+	if ((opt->address_max != 0 || opt->keep >= 0) && opt->ledger == NULL)
+		fprintf(stderr, "receiver: warning: --address-max and --keep "
+			"without -l: a restart forgets which address saved "
+			"which file (the earlier files count for none)\n");
+	return 0;
+}
+
 /* serve: listen, then serve one session after another until a stop
  * signal; the exit status. */
 int serve(struct options *opt, const uint8_t *secret, int ledger_fd,
@@ -790,34 +828,8 @@ int serve(struct options *opt, const uint8_t *secret, int ledger_fd,
 		snprintf(port, sizeof(port), "%d", LAB3_DEFAULT_PORT);
 		opt->port = port;
 	}
-	if (opt->store_max != 0 &&
-	    count_used(opt->out_dir, &srv.store.used) != 0) {
-		fprintf(stderr, "receiver: -o %s: cannot add up its files for "
-			"--store-max: %s\n", opt->out_dir, strerror(errno));
+	if (setup_store(&srv.store, opt) != 0)
 		return LAB3_EXIT_LOCAL;
-	}
-	if (opt->store_max != 0 && opt->verbose)
-		fprintf(stderr, "receiver: -o %s holds %llu bytes of files, of "
-			"--store-max %llu\n", opt->out_dir,
-			(unsigned long long)srv.store.used,
-			(unsigned long long)opt->store_max);
-	if (address_share(opt, where, sizeof(where)) != 0) {
-		fprintf(stderr, "receiver: %s\n", where);
-		return LAB3_EXIT_LOCAL;
-	}
-	if (opt->address_pct != 0 && opt->verbose)
-		fprintf(stderr, "receiver: --address-max %d%%: %llu bytes\n",
-			opt->address_pct,
-			(unsigned long long)opt->address_max);
-	if (load_kept(&srv.store, opt, where, sizeof(where)) != 0) {
-		fprintf(stderr, "receiver: --address-max, --keep: %s\n", where);
-		free_kept(&srv.store);
-		return LAB3_EXIT_LOCAL;
-	}
-	if ((opt->address_max != 0 || opt->keep >= 0) && opt->ledger == NULL)
-		fprintf(stderr, "receiver: warning: --address-max and --keep "
-			"without -l: a restart forgets which address saved "
-			"which file (the earlier files count for none)\n");
 	install_signal_handlers(&wait_mask);
 	listener->wait_sigmask = &wait_mask;
 	if (lab3_listen(listener, opt->addr, opt->port, &bound_port) != 0) {
