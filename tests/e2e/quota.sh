@@ -99,12 +99,19 @@ expect_status 0 "$RX_STATUS" "the receiver after the restart, after SIGTERM"
 # ones, then six that hang up at once): the ledger gets the first one's
 # record, and at the end one for the other seven.
 : >"$TEST_TMP/ledger3"
-start_receiver -t 3 --address-sessions 2 -l "$TEST_TMP/ledger3" \
+start_receiver -v -t 3 --address-sessions 2 -l "$TEST_TMP/ledger3" \
 	-k "$TEST_TMP/secret" || fail "no receiver with --address-sessions 2"
 SESSION=0
 tests/evil-sender silent "$RXE_ADDR" "$RX_PORT" >"$TEST_TMP/silent1" & s1=$!
 tests/evil-sender silent "$RXE_ADDR" "$RX_PORT" >"$TEST_TMP/silent2" & s2=$!
-sleep 1
+# Until the receiver's trace (-v) shows both waiting for FILE_INFO, at
+# most 30 s.
+for ((i = 0; i < 300; i++)); do
+	[ "$(grep -c ': state RECV_FILE_INFO$' "$RX_DIR/stderr")" -ge 2 ] && break
+	sleep 0.1
+done
+[ "$(grep -c ': state RECV_FILE_INFO$' "$RX_DIR/stderr")" -ge 2 ] ||
+	fail "the two silent sessions were not waiting for FILE_INFO within 30 s"
 run_sender -i third "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/f100k"
 expect_sender_fails 4 "connect to .*: connection refused: receiver busy: your address has 2 sessions open, its --address-sessions" \
 	"a third session from one address"
@@ -112,12 +119,19 @@ run_sender -i other "$RXE_ADDR6" "$RX_PORT" "$TEST_TMP/f100k"
 expect_status 0 "$SENDER_STATUS" "another address beside two silent ones ($SENDER_ERR)"
 wait_within 30 "$s1" "the first silent sender"
 wait_within 30 "$s2" "the second silent sender"
+# Each session's summary line comes once it is over (and its record, if
+# it has one, is written): the IPv6 sender's and the two silent ones'.
+for i in 1 2 3; do
+	next_line 30 >/dev/null || fail "$i of 3 summary lines before the flood"
+done
 records=$(wc -l <"$TEST_TMP/ledger3")
 for i in 1 2 3 4 5 6; do
 	tests/evil-sender gone-after-connect "$RXE_ADDR" "$RX_PORT" >/dev/null ||
 		fail "gone-after-connect $i could not run"
 done
-sleep 1
+for i in 1 2 3 4 5 6; do
+	next_line 30 >/dev/null || fail "$i of 6 summary lines of the flood"
+done
 [ "$records" -eq 2 ] && [ "$(wc -l <"$TEST_TMP/ledger3")" -eq 2 ] ||
 	fail "early failures from one address: the ledger has $(wc -l <"$TEST_TMP/ledger3") records (had $records), expected 2: the first silent one's and the IPv6 sender's"
 stop_receiver
