@@ -77,7 +77,7 @@ HEADERS := $(wildcard *.h)
 # completions mean and its waits (completion.c), its messages (message.c),
 # failures in words (explain.c), the system's clock and poll (util.c),
 # what particular RDMA providers need (provider.c); the hashes (hash.c).
-CONN_OBJS = common.o completion.o message.o explain.o util.o provider.o \
+CONN_OBJS = common.o completion.o explain.o util.o provider.o \
 	hash.o
 
 SENDER_OBJS = sender.o sender_cli.o client.o $(CONN_OBJS) json.o args.o
@@ -88,16 +88,16 @@ sender: $(SENDER_OBJS)
 # runs many (server.c), what the steps ask of it (session.c), what a
 # session keeps (store.c), the command line (receiver_cli.c).
 RECEIVER_OBJS = receiver.o receiver_cli.o server.o session.o store.o \
-	$(CONN_OBJS) listener.o json.o ledger.o roster.o args.o secret.o
+	$(CONN_OBJS) listener.o json.o ledger.o roster.o args.o sizes.o secret.o
 receiver: $(RECEIVER_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 tests/unit: tests/unit.o tests/testlib.o $(CONN_OBJS) listener.o json.o \
-		ledger.o roster.o args.o secret.o session.o
+		ledger.o roster.o args.o sizes.o secret.o session.o client.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 tests/evil-sender: tests/evil-sender.o tests/testlib.o $(CONN_OBJS) \
-		client.o listener.o args.o
+		client.o listener.o args.o sizes.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 tests/evil-sender.o tests/evil-receiver.o: tests/evil.h
@@ -105,7 +105,7 @@ tests/unit.o tests/testlib.o tests/evil-sender.o tests/evil-receiver.o: \
 	tests/testlib.h
 
 tests/evil-receiver: tests/evil-receiver.o tests/testlib.o $(CONN_OBJS) \
-		listener.o args.o
+		listener.o args.o client.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # Plain builds of the pair for valgrind (tests/valgrind.test), which

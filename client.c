@@ -1,15 +1,14 @@
 /*
  * client.c - the client side of a connection, which only the sender is
- * (declared in common.h): resolve the receiver's address and a route to
- * it, build the connection on that device and connect; post an RDMA
- * WRITE.  The server side is listener.c; what both sides share, common.c
- * (the cm_id and its events, the resources, registration, posting and
- * the completion wait), completion.c (what completions mean, and the
- * waits) and message.c (the lab's messages).
+ * (declared in common.h), in the order a client calls it: resolve the
+ * receiver's address and a route to it; build the connection on that
+ * device, its queue pair on the cm_id, and connect; post an RDMA WRITE;
+ * at the end, say why in an ERROR and disconnect.  And siw's nudge
+ * (provider.c), posted here.  What both sides share is common.c; the
+ * server side is server/listener.c.
  *
- * These are the lab's own verbs, in the order a client calls them.  In
- * the students' kit of depth verbs, each function's body is theirs to
- * write, as are common.c's verbs regions.
+ * These are the lab's own verbs.  In the students' kit of depth verbs,
+ * the SOLUTION regions here and in common.c are theirs to write.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,92 +19,121 @@
 #include "explain.h"
 #include "provider.h"
 
+#define ERROR_WAIT_MS 1000	/* silence while our own ERROR goes out */
+#define DISCONNECT_WAIT_MS 2000	/* how long to wait for DISCONNECTED */
+
 #define RESOLVE_TIMEOUT_MS 5000	/* rdma_resolve_addr / _route budget */
 
 /* ---- Resolve, route, connect ---- */
 
-/* resolve_error: report a failed rdma_resolve_addr() or
- * rdma_resolve_route() (CALL) for the address DST.  ENODEV gets words of
- * its own: it is what a user sees when the address is on no RDMA device
- * (and what siw means by its EINVAL for a loopback address). */
+/* resolve_error: a failed rdma_resolve_addr() or rdma_resolve_route()
+ * (CALL) for the address DST is the connection's error.  ENODEV gets
+ * words of its own: it is what a user sees when the address is on no
+ * RDMA device (and what siw means by its EINVAL for a loopback
+ * address). */
 static int resolve_error(struct lab3_conn *conn, const char *call,
 			 const struct sockaddr *dst)
 {
-	int ret = -errno;
+	int err = errno;
 
-	if (errno == ENODEV || siw_loopback_einval(errno, dst))
-		snprintf(conn->err, sizeof(conn->err), "%s",
-			 conn_no_device_msg);
-	else
-		snprintf(conn->err, sizeof(conn->err), "%s: %s", call,
-			 strerror(errno));
-	return ret;
+	if (err == ENODEV || siw_loopback_einval(err, dst))
+		return conn_error(conn, -err, "%s", conn_no_device_msg);
+	return conn_error(conn, -err, "%s: %s", call, strerror(err));
 }
 
-/* resolve_addr_and_route: look HOST:PORT up, then have rdma_cm resolve it
- * to a local RDMA device and a route to the peer, waiting for each step's
- * event: what must happen before the resources can be built on that
- * device. */
-static int resolve_addr_and_route(struct lab3_conn *conn, const char *host,
-				  const char *port)
+/* lab3_resolve: see common.h.  Each step's event comes through
+ * lab3_wait(), which notes it in conn->cm_event. */
+int lab3_resolve(struct lab3_conn *conn, const char *host, const char *port)
 {
 	/* SOLUTION verbs the address and the route: Look HOST:PORT up with
-	 * conn_get_addrinfo() (hints: ai_port_space RDMA_PS_TCP), then
+	 * lab3_getaddrinfo() (hints: ai_port_space RDMA_PS_TCP), then
 	 * rdma_resolve_addr() on conn->id from any source (NULL) to its
-	 * ai_dst_addr (a timeout of RESOLVE_TIMEOUT_MS) and
-	 * conn_wait_cm_event() for RDMA_CM_EVENT_ADDR_RESOLVED; then
-	 * rdma_resolve_route() (RESOLVE_TIMEOUT_MS too) and
-	 * RDMA_CM_EVENT_ROUTE_RESOLVED.  A failed
-	 * call: resolve_error() with the call's name and the address
-	 * (ai_dst_addr; for the route, rdma_get_peer_addr(conn->id)).
-	 * rdma_freeaddrinfo() what conn_get_addrinfo() gave. */
+	 * ai_dst_addr (a timeout of RESOLVE_TIMEOUT_MS).  A failed call:
+	 * resolve_error() with the call's name and that address, before
+	 * rdma_freeaddrinfo() frees it.  Then wait for the event: set
+	 * conn->cm_event to LAB3_NO_CM_EVENT before the call, and
+	 * lab3_wait(conn, 0) until conn->cm_event is
+	 * RDMA_CM_EVENT_ADDR_RESOLVED (a non-zero return of lab3_wait() is
+	 * the connection's error: return it).  Then the same for
+	 * rdma_resolve_route() (RESOLVE_TIMEOUT_MS too; a failure's address
+	 * is rdma_get_peer_addr(conn->id)) and
+	 * RDMA_CM_EVENT_ROUTE_RESOLVED. */
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
 	struct rdma_addrinfo *addr;
 	int ret;
 
-	ret = conn_get_addrinfo(host, port, &hints, &addr, conn->err,
-				sizeof(conn->err));
+	conn->owns_cm_channel = 1;
+	ret = conn_open_cm_id(&conn->cm_channel, &conn->id, conn, conn->err,
+			      sizeof(conn->err));
+	if (ret == 0)
+		ret = lab3_getaddrinfo(host, port, &hints, &addr, conn->err,
+				       sizeof(conn->err));
 	if (ret != 0)
-		return ret;
-	ret = rdma_resolve_addr(conn->id, NULL, addr->ai_dst_addr,
-				RESOLVE_TIMEOUT_MS);
-	if (ret != 0)
+		return conn_error(conn, ret, "%s", conn->err);
+	conn->cm_event = LAB3_NO_CM_EVENT;
+	if (rdma_resolve_addr(conn->id, NULL, addr->ai_dst_addr,
+			      RESOLVE_TIMEOUT_MS) != 0)
 		ret = resolve_error(conn, "rdma_resolve_addr",
 				    addr->ai_dst_addr);
 	rdma_freeaddrinfo(addr);
+	while (ret == 0 && conn->cm_event != RDMA_CM_EVENT_ADDR_RESOLVED)
+		ret = lab3_wait(conn, 0);
 	if (ret != 0)
 		return ret;
-	ret = conn_wait_cm_event(conn, RDMA_CM_EVENT_ADDR_RESOLVED);
-	if (ret != 0)
-		return ret;
+	conn->cm_event = LAB3_NO_CM_EVENT;
 	if (rdma_resolve_route(conn->id, RESOLVE_TIMEOUT_MS) != 0)
 		return resolve_error(conn, "rdma_resolve_route",
 				     rdma_get_peer_addr(conn->id));
-	return conn_wait_cm_event(conn, RDMA_CM_EVENT_ROUTE_RESOLVED);
+	while (ret == 0 && conn->cm_event != RDMA_CM_EVENT_ROUTE_RESOLVED)
+		ret = lab3_wait(conn, 0);
+	return ret;
 	/* END SOLUTION */
 }
 
-/* build_and_connect: on the device the address resolved to, build the
- * connection's resources (its queue pair on the cm_id) with its receives
- * posted, then connect and wait until the receiver has accepted. */
-static int build_and_connect(struct lab3_conn *conn)
+/* create_qp: the client's RC queue pair, made on its cm_id
+ * (rdma_create_qp()), so that rdma_cm moves it through its states as the
+ * connection is made. */
+static int create_qp(struct lab3_conn *conn)
 {
-	/* SOLUTION verbs the connection: conn_build_resources(conn, 1) (the
-	 * PD, the CQ and the QP on conn->id) and conn_setup_msgs() (the
-	 * message buffers, the receives posted); then rdma_connect() with
-	 * conn_params() and conn_wait_cm_event() for
-	 * RDMA_CM_EVENT_ESTABLISHED.  A failed rdma_connect():
-	 * conn_report_errno(conn, "rdma_connect", EIO) (rdma_connect()
-	 * sets errno; conn_report_errno() reads it),
-	 * but ECONNREFUSED (iWARP: nobody listens) is
-	 * conn_error(conn, -ECONNREFUSED, "%s", conn_no_listener_msg). */
-	struct rdma_conn_param param = conn_params();
-	int ret = conn_build_resources(conn, 1);
+	/* SOLUTION verbs the queue pair: rdma_create_qp() on conn->id and
+	 * conn->pd with the attributes conn_qp_attr(conn) gives (a
+	 * reliable-connected QP on the one CQ; read them in common.c).  It
+	 * returns non-zero on failure: set errno to 0 before, and then
+	 * return conn_errno(conn, "rdma_create_qp", ENOMEM).  Otherwise
+	 * take the QP from conn->id->qp into conn->qp and return 0. */
+	struct ibv_qp_init_attr attr = conn_qp_attr(conn);
 
+	errno = 0;
+	if (rdma_create_qp(conn->id, conn->pd, &attr) != 0)
+		return conn_errno(conn, "rdma_create_qp", ENOMEM);
+	conn->qp = conn->id->qp;
+	return 0;
+	/* END SOLUTION */
+}
+
+/* lab3_connect: see common.h. */
+int lab3_connect(struct lab3_conn *conn)
+{
+	/* SOLUTION verbs the connection: conn_build_resources(conn) (the
+	 * PD, the completion channel and the CQ), create_qp(), and
+	 * conn_setup_msgs() (the message buffers, the receives posted); the
+	 * first that fails, return its error.  Then set conn->cm_event to
+	 * LAB3_NO_CM_EVENT, rdma_connect() with conn_params(), and
+	 * lab3_wait(conn, 0) until conn->cm_event is
+	 * RDMA_CM_EVENT_ESTABLISHED (a non-zero return is the error).  A
+	 * failed rdma_connect(): conn_errno(conn, "rdma_connect", EIO), but
+	 * ECONNREFUSED (iWARP: nobody listens) is conn_error(conn,
+	 * -ECONNREFUSED, "%s", conn_no_listener_msg). */
+	struct rdma_conn_param param = conn_params();
+	int ret = conn_build_resources(conn);
+
+	if (ret == 0)
+		ret = create_qp(conn);
 	if (ret == 0)
 		ret = conn_setup_msgs(conn);
 	if (ret != 0)
 		return ret;
+	conn->cm_event = LAB3_NO_CM_EVENT;
 	/* iWARP opens its TCP connection inside rdma_connect(): a port no
 	 * one listens on fails the call itself, not with a REJECTED event
 	 * as on InfiniBand and RoCE.  Both say the same. */
@@ -113,51 +141,39 @@ static int build_and_connect(struct lab3_conn *conn)
 		return errno == ECONNREFUSED ?
 		       conn_error(conn, -ECONNREFUSED, "%s",
 				  conn_no_listener_msg) :
-		       conn_report_errno(conn, "rdma_connect", EIO);
-	return conn_wait_cm_event(conn, RDMA_CM_EVENT_ESTABLISHED);
-	/* END SOLUTION */
-}
-
-/* lab3_connect: the client's setup, in rdma_cm's order; see common.h. */
-int lab3_connect(struct lab3_conn *conn, const char *host, const char *port)
-{
-	int ret;
-
-	conn->owns_cm_channel = 1;
-	ret = conn_open_cm_id(&conn->cm_channel, &conn->id, conn, conn->err,
-			      sizeof(conn->err));
-	if (ret == 0)
-		ret = resolve_addr_and_route(conn, host, port);
-	if (ret == 0)
-		ret = build_and_connect(conn);
+		       conn_errno(conn, "rdma_connect", EIO);
+	while (ret == 0 && conn->cm_event != RDMA_CM_EVENT_ESTABLISHED)
+		ret = lab3_wait(conn, 0);
 	if (ret == 0)
 		siw_nudge_arm(conn, lab3_now_ms());	/* provider.h */
 	return ret;
+	/* END SOLUTION */
 }
 
 /* ---- The RDMA WRITE ---- */
 
-/* lab3_post_write: see common.h.  Post only: the completion comes back
- * through lab3_poll() like any other, and to conn->sent with TAG. */
+/* lab3_post_write: see common.h.  Post only: its completion comes back
+ * through lab3_wait() like any other, and counts in
+ * conn->sends_completed. */
 int lab3_post_write(struct lab3_conn *conn, struct ibv_mr *mr,
 		    const void *local, uint32_t len, uint64_t remote_addr,
-		    uint32_t rkey, uint64_t tag)
+		    uint32_t rkey)
 {
 	/* SOLUTION verbs the RDMA WRITE: One SGE for the LEN bytes at LOCAL
 	 * (lkey: mr->lkey); one struct ibv_send_wr, opcode
 	 * IBV_WR_RDMA_WRITE, its fields wr.rdma.remote_addr REMOTE_ADDR and
 	 * wr.rdma.rkey RKEY (for a variable named wr: wr.wr.rdma.rkey), and
-	 * wr_id WR_ID(WR_WRITE, tag), by which lab3_poll() knows its
-	 * completion.  Take a send credit first (conn_take_credit(): its
-	 * -EAGAIN says the send queue is full), then post it with
-	 * conn_post_send_wr(), your own. */
+	 * wr_id WR_ID(WR_WRITE, 0), by which its completion is known.  Post
+	 * it with conn_post_send(conn, &wr, 0) (common.c: it takes a send
+	 * credit, and says -EAGAIN when the send queue is full), and return
+	 * what that returns. */
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)local,
 		.length = len,
 		.lkey = mr->lkey,
 	};
 	struct ibv_send_wr wr = {
-		.wr_id = WR_ID(WR_WRITE, tag),
+		.wr_id = WR_ID(WR_WRITE, 0),
 		.sg_list = &sge,
 		.num_sge = 1,
 		.opcode = IBV_WR_RDMA_WRITE,
@@ -166,8 +182,54 @@ int lab3_post_write(struct lab3_conn *conn, struct ibv_mr *mr,
 			.rkey = rkey,
 		},
 	};
-	int ret = conn_take_credit(conn);
 
-	return ret != 0 ? ret : conn_post_send_wr(conn, &wr);
+	return conn_post_send(conn, &wr, 0);
 	/* END SOLUTION */
+}
+
+/* lab3_nudge: see common.h and "A nudge" in provider.c: the zero-length
+ * RDMA WRITE (which places nothing and needs no rkey) that
+ * siw_nudge_due() asks for. */
+void lab3_nudge(struct lab3_conn *conn)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = WR_ID(WR_WRITE, 0),
+		.opcode = IBV_WR_RDMA_WRITE,
+	};
+
+	if (siw_nudge_due(conn, lab3_now_ms()))
+		conn_post_send(conn, &wr, 0);
+}
+
+/* ---- The end ---- */
+
+/* lab3_send_error: see common.h.  It goes out even when the connection
+ * has failed (that is when it is needed): lab3_post_error() may post
+ * then, and lab3_wait() waits on a failed connection for what comes
+ * next. */
+void lab3_send_error(struct lab3_conn *conn, enum lab3_error_code code,
+		     const char *reason)
+{
+	long long give_up = lab3_now_ms() + ERROR_WAIT_MS;
+
+	while (lab3_post_error(conn, code, reason) == -EAGAIN &&
+	       lab3_now_ms() < give_up)
+		lab3_wait(conn, ERROR_WAIT_MS);
+	while (conn->credits < LAB3_SEND_DEPTH && conn->connected &&
+	       !conn->disconnected && lab3_now_ms() < give_up)
+		lab3_wait(conn, ERROR_WAIT_MS);
+}
+
+/* lab3_disconnect: see common.h; the wait is DISCONNECT_WAIT_MS at
+ * most. */
+void lab3_disconnect(struct lab3_conn *conn)
+{
+	long long give_up = lab3_now_ms() + DISCONNECT_WAIT_MS;
+
+	if (!conn->connected)
+		return;
+	conn->connected = 0;
+	rdma_disconnect(conn->id);
+	while (!conn->disconnected && lab3_now_ms() < give_up)
+		lab3_wait(conn, DISCONNECT_WAIT_MS);
 }

@@ -1,18 +1,18 @@
 /*
  * common.c - one RDMA connection, as both programs make and use it, in
- * the slides' order: event channel, cm_id and their events; protection
- * domain, completion channel, CQ and QP; memory registration; posting
- * receives and sends; connecting; completions, in the one blocking wait;
- * disconnect and teardown.  Read it after protocol.h, beside the slides.
+ * the slides' order: the event channel and the cm_id; the protection
+ * domain, completion channel and CQ; memory registration; posting
+ * receives and sends; the lab's messages; the one blocking wait on the
+ * completion channel, with the CM channel beside it; teardown.  Read it
+ * after protocol.h, beside the slides.
  *
- * Built on it: what completions mean, and the waits (completion.c);
- * messages (message.c); the client's and the server's side (client.c,
- * listener.c).  Beside it: failures in words (explain.c), providers'
- * quirks (provider.c), the system (util.c), the hashes (hash.c).
+ * What each completion and each CM event means is completion.c's; the
+ * wait hands them there.  Each side adds its own: the client resolves,
+ * makes its queue pair on the cm_id and connects (client.c); the class
+ * server listens, makes its own queue pair and accepts (server/).
  */
 #include <errno.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,44 +20,14 @@
 #include "common.h"
 #include "conn_internal.h"
 #include "explain.h"
-#include "listener.h"
+#include "provider.h"
 
-/* ---- Errors ---- */
+/* ---- The event channel and the cm_id ---- */
 
-/* conn_error: the connection has failed with RET (a negative errno), FMT
- * saying why.  The first failure stays: a later one changes nothing (but
- * see take_peer_error() in completion.c).  Returns the connection's error. */
-int conn_error(struct lab3_conn *conn, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (conn->error != 0)
-		return conn->error;
-	conn->error = ret;
-	va_start(ap, fmt);
-	vsnprintf(conn->err, sizeof(conn->err), fmt, ap);
-	va_end(ap);
-	return ret;
-}
-
-/* conn_report_errno: fill conn->err with "CALL: reason" for a call that has
- * just failed, and return the negative errno.  The verbs calls that return
- * NULL do not all promise to set errno, so callers clear it before the call
- * and FALLBACK stands in if it is still 0. */
-int conn_report_errno(struct lab3_conn *conn, const char *call,
-		      int fallback)
-{
-	int err = errno != 0 ? errno : fallback;
-
-	snprintf(conn->err, sizeof(conn->err), "%s: %s", call, strerror(err));
-	return -err;
-}
-
-/* ---- The event channel, the cm_id and their events ---- */
-
-/* conn_open_cm_id: open an rdma_cm event channel (non-blocking, so that a read
- * after poll() never blocks) into *CHANNEL and a TCP-like cm_id on it into
- * *ID, with CONTEXT.  The caller destroys both, also after a failure. */
+/* conn_open_cm_id: open an rdma_cm event channel (non-blocking, so that a
+ * read after poll() never blocks) into *CHANNEL and a TCP-like cm_id on it
+ * into *ID, with CONTEXT.  The caller destroys both, also after a
+ * failure. */
 int conn_open_cm_id(struct rdma_event_channel **channel,
 		    struct rdma_cm_id **id, void *context, char *err,
 		    size_t err_len)
@@ -70,7 +40,7 @@ int conn_open_cm_id(struct rdma_event_channel **channel,
 			 "manager (%s); is rdma_ucm loaded?", strerror(errno));
 		return -ENODEV;
 	}
-	ret = conn_set_nonblocking((*channel)->fd, err, err_len);
+	ret = lab3_set_nonblocking((*channel)->fd, err, err_len);
 	if (ret != 0)
 		return ret;
 	if (rdma_create_id(*channel, id, context, RDMA_PS_TCP) != 0) {
@@ -81,56 +51,12 @@ int conn_open_cm_id(struct rdma_event_channel **channel,
 	return 0;
 }
 
-/* cm_event_error: an rdma_cm event that ends the connection (or the
- * attempt to make one) is the connection's error. */
-static int cm_event_error(struct lab3_conn *conn,
-			  const struct rdma_cm_event *event)
-{
-	char why[LAB3_ERR_LEN];
-	const char *reason = lab3_rejection_reason(event);
-	int ret = lab3_cm_event_meaning(event, why, sizeof(why));
-
-	if (event->event == RDMA_CM_EVENT_REJECTED && reason != NULL) {
-		conn->refused = 1;
-		conn->refused_busy = strncmp(reason, LAB3_BUSY_REASON,
-					     strlen(LAB3_BUSY_REASON)) == 0;
-	}
-	return conn_error(conn, ret, "%s", why);
-}
-
-/* lab3_conn_event: see listener.h. */
-int lab3_conn_event(struct lab3_conn *conn, const struct rdma_cm_event *event)
-{
-	if (conn->verbose)
-		fprintf(stderr, "%s: cm event: %s\n", conn->prog,
-			rdma_event_str(event->event));
-	switch (event->event) {
-	case RDMA_CM_EVENT_ESTABLISHED:
-		conn->connected = 1;
-		conn->established = 1;
-		break;
-	case RDMA_CM_EVENT_DISCONNECTED:
-		conn->disconnected = 1;
-		if (conn->settle_until == 0)
-			conn->settle_until = lab3_now_ms() + CONN_SETTLE_MS;
-		break;
-	case RDMA_CM_EVENT_ADDR_RESOLVED:
-	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		break;
-	default:
-		return cm_event_error(conn, event);
-	}
-	conn->cm_event = event->event;
-	return 1;
-}
-
-/* handle_cm_event: read one event from the connection's CM channel and
- * note what it says of our cm_id (lab3_conn_event()).  Returns 1 when it
- * was for our cm_id, 0 when there was none for it, or the connection's
- * error if the event ends it.  The channel is the connection's own: a
- * connection that shares the listener's (the class server's) never
- * waits here. */
-static int handle_cm_event(struct lab3_conn *conn)
+/* take_cm_event: read one event from the connection's own CM channel and
+ * note what it says of our cm_id (lab3_take_cm_event() in completion.c).
+ * Returns 1 when it was for our cm_id, 0 when there was none for it, or
+ * the connection's error if the event ends it.  A connection of the
+ * class server shares the listener's channel, and the server reads it. */
+static int take_cm_event(struct lab3_conn *conn)
 {
 	/* SOLUTION verbs the CM event: Take one event from conn->cm_channel
 	 * with rdma_get_cm_event().  The channel is non-blocking (the wait
@@ -138,13 +64,12 @@ static int handle_cm_event(struct lab3_conn *conn)
 	 * call returns -1 with errno EAGAIN, and you return 0.  Another
 	 * failure: return conn_error(conn, -errno, "rdma_get_cm_event: %s",
 	 * strerror(errno)).  An event for another cm_id than conn->id counts
-	 * as none (0; under conn->verbose print its rdma_event_str()); one
-	 * for conn->id goes to lab3_conn_event(), whose result you return.
-	 * Either way rdma_ack_cm_event() it when you are done with it:
-	 * rdma_destroy_id() waits until every event of its cm_id has been
-	 * acknowledged. */
+	 * as none (0); one for conn->id goes to lab3_take_cm_event(), whose
+	 * result you return.  Either way rdma_ack_cm_event() it when you
+	 * are done with it: rdma_destroy_id() waits until every event of its
+	 * cm_id has been acknowledged. */
 	struct rdma_cm_event *event;
-	int ret = 1;
+	int ret = 0;
 
 	if (rdma_get_cm_event(conn->cm_channel, &event) != 0) {
 		int err = errno;
@@ -154,14 +79,8 @@ static int handle_cm_event(struct lab3_conn *conn)
 		return conn_error(conn, -err, "rdma_get_cm_event: %s",
 				  strerror(err));
 	}
-	if (event->id != conn->id) {
-		if (conn->verbose)
-			fprintf(stderr, "%s: cm event: %s\n", conn->prog,
-				rdma_event_str(event->event));
-		ret = 0;
-	} else {
-		ret = lab3_conn_event(conn, event);
-	}
+	if (event->id == conn->id)
+		ret = lab3_take_cm_event(conn, event);
 	rdma_ack_cm_event(event);
 	return ret;
 	/* END SOLUTION */
@@ -176,38 +95,36 @@ static int alloc_pd(struct lab3_conn *conn)
 	/* SOLUTION verbs the protection domain: ibv_alloc_pd() on
 	 * conn->id->verbs into conn->pd.  It returns NULL on failure and
 	 * need not set errno: set errno to 0 before, and on NULL return
-	 * conn_report_errno(conn, "ibv_alloc_pd", ENOMEM); else 0. */
+	 * conn_errno(conn, "ibv_alloc_pd", ENOMEM); else 0. */
 	errno = 0;
 	conn->pd = ibv_alloc_pd(conn->id->verbs);
-	return conn->pd != NULL ? 0 :
-	       conn_report_errno(conn, "ibv_alloc_pd", ENOMEM);
+	return conn->pd != NULL ? 0 : conn_errno(conn, "ibv_alloc_pd", ENOMEM);
 	/* END SOLUTION */
 }
 
-/* create_cq: the completion channel (non-blocking, for conn_wait_channels()'s
+/* create_cq: the completion channel (non-blocking, for lab3_wait()'s
  * ppoll()) and the one CQ for sends and receives, which notifies it. */
 static int create_cq(struct lab3_conn *conn)
 {
 	/* SOLUTION verbs the completion channel and the CQ: On
 	 * conn->id->verbs, the device the cm_id resolved to: a completion
 	 * channel, ibv_create_comp_channel(), into conn->comp_channel, made
-	 * non-blocking with conn_set_nonblocking(conn->comp_channel->fd,
+	 * non-blocking with lab3_set_nonblocking(conn->comp_channel->fd,
 	 * conn->err, sizeof(conn->err)) (if that returns an error, return
-	 * it): the waits poll() it first.  Then the one CQ for sends and
+	 * it): the wait poll()s it first.  Then the one CQ for sends and
 	 * receives, ibv_create_cq() of LAB3_SEND_DEPTH + LAB3_RECV_DEPTH
 	 * entries, context conn, that channel, vector 0, into conn->cq.
 	 * Both return NULL on failure and need not set errno: set errno to 0
-	 * before each, and on NULL return conn_report_errno(conn, "CALL",
-	 * ENOMEM) with CALL the call's name.  Else return 0. */
+	 * before each, and on NULL return conn_errno(conn, "CALL", ENOMEM)
+	 * with CALL the call's name.  Else return 0. */
 	struct ibv_context *verbs = conn->id->verbs;
 	int ret;
 
 	errno = 0;
 	conn->comp_channel = ibv_create_comp_channel(verbs);
 	if (conn->comp_channel == NULL)
-		return conn_report_errno(conn, "ibv_create_comp_channel",
-					 ENOMEM);
-	ret = conn_set_nonblocking(conn->comp_channel->fd, conn->err,
+		return conn_errno(conn, "ibv_create_comp_channel", ENOMEM);
+	ret = lab3_set_nonblocking(conn->comp_channel->fd, conn->err,
 				   sizeof(conn->err));
 	if (ret != 0)
 		return ret;
@@ -215,30 +132,56 @@ static int create_cq(struct lab3_conn *conn)
 	conn->cq = ibv_create_cq(verbs, LAB3_SEND_DEPTH + LAB3_RECV_DEPTH,
 				 conn, conn->comp_channel, 0);
 	if (conn->cq == NULL)
-		return conn_report_errno(conn, "ibv_create_cq", ENOMEM);
+		return conn_errno(conn, "ibv_create_cq", ENOMEM);
 	return 0;
 	/* END SOLUTION */
 }
 
-/* create_qp: the RC queue pair.  A client's is made on its cm_id, so that
- * rdma_cm moves it through its states as the connection is made.  A
- * server's (ON_ID 0) is its own, which lab3_accept_request() readies
- * itself (move_server_qp()). */
-static int create_qp(struct lab3_conn *conn, int on_id)
+/* query_max_msg_size: learn the port's largest message, which bounds the
+ * length of one RDMA WRITE, and its link layer. */
+static int query_max_msg_size(struct lab3_conn *conn)
 {
-	/* SOLUTION verbs the queue pair: A struct ibv_qp_init_attr for a
-	 * reliable-connected QP: qp_type IBV_QPT_RC; send_cq and recv_cq
-	 * conn->cq; cap.max_send_wr LAB3_SEND_DEPTH, cap.max_recv_wr
-	 * LAB3_RECV_DEPTH, cap.max_send_sge and cap.max_recv_sge 1; and
-	 * sq_sig_all 0 (a send completes only if posted IBV_SEND_SIGNALED).
-	 * With ON_ID (a client), make it with rdma_create_qp() on conn->id
-	 * and conn->pd (non-zero on failure), and take it from conn->id->qp;
-	 * rdma_cm then moves it through its states as the connection is
-	 * made.  Otherwise ibv_create_qp() on conn->pd (NULL on failure).
-	 * Into conn->qp.  Set errno to 0 before the call; on failure return
-	 * conn_report_errno(conn, "CALL", ENOMEM) with CALL its name; else
-	 * 0. */
-	struct ibv_qp_init_attr qp_attr = {
+	struct ibv_port_attr port_attr;
+	int ret;
+
+	/* ibv_query_port() returns the errno itself, not -1. */
+	ret = ibv_query_port(conn->id->verbs, conn->id->port_num, &port_attr);
+	if (ret != 0)
+		return conn_error(conn, ret > 0 ? -ret : -EIO,
+				  "ibv_query_port: %s",
+				  strerror(ret > 0 ? ret : EIO));
+	if (port_attr.max_msg_sz == 0)
+		return conn_error(conn, -EIO, "ibv_query_port: the port's "
+				  "max_msg_sz is 0");
+	conn->max_msg_size = port_attr.max_msg_sz;
+	conn->link_layer = port_attr.link_layer;
+	return 0;
+}
+
+/* conn_build_resources: the protection domain, the completion channel
+ * and the CQ of one connection, each stored as it is made, so that
+ * lab3_conn_destroy() can undo a partial build.  The queue pair comes
+ * next, each side's own way (a client's on its cm_id, client.c; the
+ * class server's its own), with conn_qp_attr(). */
+int conn_build_resources(struct lab3_conn *conn)
+{
+	int ret = alloc_pd(conn);
+
+	if (ret == 0)
+		ret = create_cq(conn);
+	if (ret == 0)
+		ret = query_max_msg_size(conn);
+	return ret;
+}
+
+/* conn_qp_attr: what the connection's RC queue pair is made with: the
+ * one CQ for sends and receives, room for LAB3_SEND_DEPTH sends and
+ * LAB3_RECV_DEPTH receives of one SGE each, and a send completes only if
+ * posted IBV_SEND_SIGNALED (ours all are: a completion gives the credit
+ * back). */
+struct ibv_qp_init_attr conn_qp_attr(const struct lab3_conn *conn)
+{
+	struct ibv_qp_init_attr attr = {
 		.send_cq = conn->cq,
 		.recv_cq = conn->cq,
 		.cap = {
@@ -248,68 +191,24 @@ static int create_qp(struct lab3_conn *conn, int on_id)
 			.max_recv_sge = 1,
 		},
 		.qp_type = IBV_QPT_RC,
-		/* A send completes only if posted IBV_SEND_SIGNALED; ours
-		 * all are, since a completion gives the credit back. */
 		.sq_sig_all = 0,
 	};
-
-	errno = 0;
-	if (!on_id) {
-		conn->qp = ibv_create_qp(conn->pd, &qp_attr);
-		return conn->qp != NULL ? 0 :
-		       conn_report_errno(conn, "ibv_create_qp", ENOMEM);
-	}
-	if (rdma_create_qp(conn->id, conn->pd, &qp_attr) != 0)
-		return conn_report_errno(conn, "rdma_create_qp", ENOMEM);
-	conn->qp = conn->id->qp;
-	return 0;
-	/* END SOLUTION */
-}
-
-/* query_max_msg_size: learn the port's largest message, which bounds the
- * length of one RDMA WRITE. */
-static int query_max_msg_size(struct lab3_conn *conn)
-{
-	struct ibv_port_attr port_attr;
-	int ret;
-
-	/* ibv_query_port() returns the errno itself, not -1. */
-	ret = ibv_query_port(conn->id->verbs, conn->id->port_num, &port_attr);
-	if (ret != 0) {
-		ret = ret > 0 ? ret : EIO;
-		snprintf(conn->err, sizeof(conn->err), "ibv_query_port: %s",
-			 strerror(ret));
-		return -ret;
-	}
-	if (port_attr.max_msg_sz == 0) {
-		snprintf(conn->err, sizeof(conn->err),
-			 "ibv_query_port: the port's max_msg_sz is 0");
-		return -EIO;
-	}
-	conn->max_msg_size = port_attr.max_msg_sz;
-	conn->link_layer = port_attr.link_layer;
-	return 0;
-}
-
-/* conn_build_resources: the protection domain, completion channel, CQ
- * and QP (on the cm_id if QP_ON_ID) of one connection, each stored as it
- * is made, so that lab3_conn_destroy() can undo a partial build.
- * conn_setup_msgs() comes next, once the QP is in INIT (where
- * rdma_create_qp() leaves one on the cm_id; the server moves its own). */
-int conn_build_resources(struct lab3_conn *conn, int qp_on_id)
-{
-	int ret = alloc_pd(conn);
-
-	if (ret == 0)
-		ret = create_cq(conn);
-	if (ret == 0)
-		ret = create_qp(conn, qp_on_id);
-	if (ret == 0)
-		ret = query_max_msg_size(conn);
-	return ret;
+	return attr;
 }
 
 /* ---- Memory registration ---- */
+
+/* reg_error: ibv_reg_mr() of LEN bytes has just failed: that is the
+ * connection's error, in words that name the likely cause
+ * (lab3_reg_meaning()). */
+static int reg_error(struct lab3_conn *conn, size_t len)
+{
+	char why[LAB3_ERR_LEN];
+	int err = errno != 0 ? errno : ENOMEM;
+
+	lab3_reg_meaning(len, err, why, sizeof(why));
+	return conn_error(conn, -err, "%s", why);
+}
 
 /* lab3_reg_mr: see common.h. */
 int lab3_reg_mr(struct lab3_conn *conn, void *addr, size_t len, int access,
@@ -321,33 +220,23 @@ int lab3_reg_mr(struct lab3_conn *conn, void *addr, size_t len, int access,
 	 * buffers; IBV_ACCESS_REMOTE_WRITE too for a window a peer WRITEs
 	 * into; none for what a WRITE only reads), into *MR.  ibv_reg_mr()
 	 * returns NULL on failure: set errno to 0 before it, and on NULL
-	 * return conn_reg_error(conn, len), which reads errno; else 0. */
+	 * return reg_error(conn, len), which reads errno; else 0. */
 	errno = 0;
 	*mr = ibv_reg_mr(conn->pd, addr, len, access);
-	return *mr != NULL ? 0 : conn_reg_error(conn, len);
+	return *mr != NULL ? 0 : reg_error(conn, len);
 	/* END SOLUTION */
-}
-
-/* conn_reg_error: ibv_reg_mr() of LEN bytes has just failed: say why in
- * conn->err (lab3_reg_meaning()) and return the negative errno. */
-int conn_reg_error(struct lab3_conn *conn, size_t len)
-{
-	int err = errno != 0 ? errno : ENOMEM;
-
-	lab3_reg_meaning(len, err, conn->err, sizeof(conn->err));
-	return -err;
 }
 
 /* ---- Posting receives and sends ---- */
 
-/* conn_post_recv: hand receive buffer SLOT to the hardware for the next
+/* post_recv: hand receive buffer SLOT to the hardware for the next
  * incoming SEND.  Buffers must be posted before the peer can send. */
-int conn_post_recv(struct lab3_conn *conn, int slot)
+static int post_recv(struct lab3_conn *conn, int slot)
 {
 	/* SOLUTION verbs posting a receive: One SGE for receive buffer
 	 * SLOT, conn->msgs[slot] (all sizeof(conn->msgs[slot]) bytes of it),
 	 * under conn->msgs_mr's lkey; one struct ibv_recv_wr with it and
-	 * wr_id WR_ID(WR_RECV, slot) (completion.c's take_wc() tells a
+	 * wr_id WR_ID(WR_RECV, slot) (completion.c's conn_take_wc() tells a
 	 * receive by it, and finds its buffer by the slot); ibv_post_recv() on
 	 * conn->qp.  That call returns the errno itself, not -1: if it is
 	 * not 0, return conn_error(conn, -ret, "ibv_post_recv: %s",
@@ -372,20 +261,18 @@ int conn_post_recv(struct lab3_conn *conn, int slot)
 	/* END SOLUTION */
 }
 
-/* conn_setup_msgs: allocate and register the message buffers (LAB3_RECV_DEPTH
- * receive buffers, then LAB3_SEND_DEPTH send buffers) and post every
- * receive buffer, so that the peer may send as soon as the connection is
- * up. */
+/* conn_setup_msgs: allocate and register the message buffers
+ * (LAB3_RECV_DEPTH receive buffers, then LAB3_SEND_DEPTH send buffers)
+ * and post every receive buffer, so that the peer may send as soon as
+ * the connection is up.  The queue pair must be in INIT or beyond. */
 int conn_setup_msgs(struct lab3_conn *conn)
 {
 	int ret;
 
 	conn->msgs = calloc(LAB3_RECV_DEPTH + LAB3_SEND_DEPTH,
 			    sizeof(*conn->msgs));
-	if (conn->msgs == NULL) {
-		snprintf(conn->err, sizeof(conn->err), "out of memory");
-		return -ENOMEM;
-	}
+	if (conn->msgs == NULL)
+		return conn_error(conn, -ENOMEM, "out of memory");
 	ret = lab3_reg_mr(conn, conn->msgs,
 			  (LAB3_RECV_DEPTH + LAB3_SEND_DEPTH) *
 			  sizeof(*conn->msgs),
@@ -394,40 +281,117 @@ int conn_setup_msgs(struct lab3_conn *conn)
 		return ret;
 	conn->credits = LAB3_SEND_DEPTH;
 	for (int slot = 0; slot < LAB3_RECV_DEPTH; slot++) {
-		ret = conn_post_recv(conn, slot);
+		ret = post_recv(conn, slot);
 		if (ret != 0)
 			return ret;
 	}
 	return 0;
 }
 
-/* conn_post_send_wr: post WR on the send queue, signaled, under a credit the
- * caller has taken (conn_posted()). */
-int conn_post_send_wr(struct lab3_conn *conn, struct ibv_send_wr *wr)
+/* post_signaled: ibv_post_send() of WR, signaled; its result (0, or the
+ * errno itself). */
+static int post_signaled(struct lab3_conn *conn, struct ibv_send_wr *wr)
 {
 	/* SOLUTION verbs posting a send: Set WR's send_flags to
 	 * IBV_SEND_SIGNALED (with sq_sig_all 0 an unsignaled send never
 	 * completes, and its credit never comes back), post it on conn->qp
-	 * with ibv_post_send(), and return conn_posted() of its result. */
+	 * with ibv_post_send(), and return what that returns (0, or the
+	 * errno itself). */
 	struct ibv_send_wr *bad_wr;
 
 	wr->send_flags = IBV_SEND_SIGNALED;
-	return conn_posted(conn, ibv_post_send(conn->qp, wr, &bad_wr));
+	return ibv_post_send(conn->qp, wr, &bad_wr);
 	/* END SOLUTION */
 }
 
-/* conn_posted: what ibv_post_send() returned (RET) for a work request
- * posted under a credit: 0, or the credit comes back and the error is the
- * connection's. */
-int conn_posted(struct lab3_conn *conn, int ret)
+/* conn_post_send: post WR on the send queue, signaled, under a credit it
+ * takes (conn_take_credit(), with EVEN_FAILED) and gives back if the post
+ * fails.  0; -EAGAIN when the send queue is full or the connection
+ * settles; or the connection's error. */
+int conn_post_send(struct lab3_conn *conn, struct ibv_send_wr *wr,
+		   int even_failed)
 {
-	if (ret == 0)
-		return 0;
-	conn->credits++;
-	return conn_error(conn, -ret, "ibv_post_send: %s", strerror(ret));
+	int ret = conn_take_credit(conn, even_failed);
+
+	if (ret != 0)
+		return ret;
+	ret = post_signaled(conn, wr);
+	if (ret != 0) {
+		conn_give_credit(conn);
+		return conn_error(conn, -ret, "ibv_post_send: %s",
+				  strerror(ret));
+	}
+	conn->sends_posted++;
+	return 0;
 }
 
-/* ---- Connecting (client.c and listener.c) ---- */
+/* ---- The lab's messages ---- */
+
+/* post_encoded: encode MSG into the next send buffer and post a SEND of
+ * it (conn_post_send(), EVEN_FAILED passed on).  The buffers are used in
+ * turn, and one comes round again only after LAB3_SEND_DEPTH more sends:
+ * with a credit taken, no more than LAB3_SEND_DEPTH - 1 other requests
+ * are outstanding, and the send queue completes in order, so the SEND
+ * that last used it has completed. */
+static int post_encoded(struct lab3_conn *conn, const struct lab3_msg *msg,
+			int even_failed)
+{
+	union lab3_wire_msg *buf =
+		&conn->msgs[LAB3_RECV_DEPTH + conn->next_send % LAB3_SEND_DEPTH];
+	size_t len = lab3_encode(msg, buf);
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)buf,
+		.length = (uint32_t)len,
+		.lkey = conn->msgs_mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = WR_ID(WR_SEND, 0),
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+	};
+	int ret;
+
+	if (len == 0)
+		return conn_error(conn, -EINVAL, "cannot encode a %s message",
+				  lab3_msg_type_name(msg->type));
+	if (conn->verbose)
+		fprintf(stderr, "%s: send %s (%zu bytes)\n", conn->prog,
+			lab3_msg_type_name(msg->type), len);
+	ret = conn_post_send(conn, &wr, even_failed);
+	if (ret == 0)
+		conn->next_send++;
+	return ret;
+}
+
+/* lab3_post_msg: see common.h. */
+int lab3_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg)
+{
+	return post_encoded(conn, msg, 0);
+}
+
+/* error_allowed: whether an ERROR may go out now: not before the
+ * connection is up, after the peer has hung up or sent its own ERROR, or
+ * once a failed completion has broken the queue pair. */
+static int error_allowed(const struct lab3_conn *conn)
+{
+	return conn->id != NULL && conn->qp != NULL && conn->connected &&
+	       !conn->disconnected && conn->error != -EREMOTEIO &&
+	       !conn->error_from_wc;
+}
+
+/* lab3_post_error: see common.h. */
+int lab3_post_error(struct lab3_conn *conn, enum lab3_error_code code,
+		    const char *reason)
+{
+	struct lab3_msg msg = { .type = LAB3_MSG_ERROR };
+
+	if (!error_allowed(conn))
+		return -ENOTCONN;
+	msg.error.code = code;
+	snprintf(msg.error.reason, sizeof(msg.error.reason), "%s", reason);
+	return post_encoded(conn, &msg, 1);
+}
 
 /* conn_params: the parameters of rdma_connect() and rdma_accept().  The
  * retry counts are what we ask of the peer's queue pair. */
@@ -442,29 +406,33 @@ struct rdma_conn_param conn_params(void)
 	return param;
 }
 
-/* ---- Completions: the one blocking wait ---- */
+/* lab3_wait_for_bytes: see common.h. */
+int lab3_wait_for_bytes(const struct lab3_conn *conn, uint64_t bytes)
+{
+	uint64_t ms = (uint64_t)conn->timeout_ms + bytes / (4u << 20) * 1000;
 
-/* conn_poll_cq: take up to MAX completions from the CQ into WC, without
+	return ms > INT32_MAX ? INT32_MAX : (int)ms;
+}
+
+/* ---- Completions, and the one blocking wait ---- */
+
+/* poll_once: take up to MAX completions from the CQ into WC, without
  * blocking.  When there are none, the CQ is armed for one notification
  * and looked at again: a completion may have slipped in before the
  * arming, and would not wake the completion channel.  Returns how many
  * were taken (0: none, and the CQ is armed), or the connection's error. */
-int conn_poll_cq(struct lab3_conn *conn, struct ibv_wc *wc, int max)
+static int poll_once(struct lab3_conn *conn, struct ibv_wc *wc, int max)
 {
-	/* SOLUTION verbs polling completions: With no conn->cq yet, return
-	 * 0.  Otherwise take up to MAX completions into WC with
-	 * ibv_poll_cq() on conn->cq.  If it found none, arm the CQ with
-	 * ibv_req_notify_cq(conn->cq, 0), which returns the errno itself
-	 * (not 0: return conn_error(conn, -ret, "ibv_req_notify_cq: %s",
-	 * strerror(ret))), and poll once more: a completion that came
+	/* SOLUTION verbs polling completions: Take up to MAX completions
+	 * into WC with ibv_poll_cq() on conn->cq.  If it found none, arm the
+	 * CQ with ibv_req_notify_cq(conn->cq, 0), which returns the errno
+	 * itself (not 0: return conn_error(conn, -ret, "ibv_req_notify_cq:
+	 * %s", strerror(ret))), and poll once more: a completion that came
 	 * before the arming would not wake the completion channel.  Return
-	 * how many the last poll took, or, if it failed (a negative
-	 * result), conn_error(conn, -EIO, "ibv_poll_cq failed"). */
-	int n;
+	 * how many the last poll took, or, if it failed (a negative result),
+	 * conn_error(conn, -EIO, "ibv_poll_cq failed"). */
+	int n = ibv_poll_cq(conn->cq, max, wc);
 
-	if (conn->cq == NULL)
-		return 0;
-	n = ibv_poll_cq(conn->cq, max, wc);
 	if (n == 0) {
 		int ret = ibv_req_notify_cq(conn->cq, 0);
 
@@ -477,106 +445,121 @@ int conn_poll_cq(struct lab3_conn *conn, struct ibv_wc *wc, int max)
 	/* END SOLUTION */
 }
 
-/* conn_take_cq_event: the completion channel is readable: take its event
- * and acknowledge it.  The event only says that the CQ has completions
- * (conn_poll_cq() takes them), and it disarmed the CQ.  Returns 1 when
- * there was an event, 0 when none. */
-int conn_take_cq_event(struct lab3_conn *conn)
+/* poll_cq: take every completion there is (poll_once()), hand each to
+ * completion.c (conn_take_wc()) and post a receive buffer again when it
+ * says so; the CQ is left armed.  How many were taken, or the
+ * connection's error.  A connection with no CQ yet has none. */
+static int poll_cq(struct lab3_conn *conn)
 {
-	/* SOLUTION verbs the completion event: With conn->comp_channel
-	 * NULL, return 0.  Otherwise take its event with ibv_get_cq_event()
-	 * into a local struct ibv_cq * and void *.  The channel is
-	 * non-blocking: with no event it fails (errno EAGAIN); any failure
-	 * returns 0 here, the caller polls the CQ all the same.  Acknowledge
-	 * the event at once, ibv_ack_cq_events(that cq, 1): ibv_destroy_cq()
-	 * waits until every event has been acknowledged.  Return 1. */
+	struct ibv_wc wc[8];
+	int taken = 0, n;
+
+	if (conn->cq == NULL)
+		return 0;
+	while ((n = poll_once(conn, wc, 8)) > 0) {
+		for (int i = 0; i < n; i++)
+			if (conn_take_wc(conn, &wc[i]) == 1)
+				post_recv(conn, (int)WR_REST(wc[i].wr_id));
+		taken += n;
+	}
+	return n < 0 ? n : taken;
+}
+
+/* take_cq_event: the completion channel is readable: take its event and
+ * acknowledge it.  The event only says that the CQ has completions
+ * (poll_cq() takes them), and it disarmed the CQ.  Returns 1 when there
+ * was an event, 0 when none. */
+static int take_cq_event(struct lab3_conn *conn)
+{
+	/* SOLUTION verbs the completion event: Take the event of
+	 * conn->comp_channel with ibv_get_cq_event() into a local struct
+	 * ibv_cq * and void *.  The channel is non-blocking: with no event
+	 * it fails (errno EAGAIN); any failure returns 0 here, the wait
+	 * polls the CQ all the same.  Acknowledge the event at once,
+	 * ibv_ack_cq_events(that cq, 1): ibv_destroy_cq() waits until every
+	 * event has been acknowledged.  Return 1. */
 	struct ibv_cq *cq;
 	void *cq_context;
 
-	if (conn->comp_channel == NULL ||
-	    ibv_get_cq_event(conn->comp_channel, &cq, &cq_context) != 0)
+	if (ibv_get_cq_event(conn->comp_channel, &cq, &cq_context) != 0)
 		return 0;
 	ibv_ack_cq_events(cq, 1);
 	return 1;
 	/* END SOLUTION */
 }
 
-/* conn_wait_channels: the one ppoll() on both channels (completion and
- * CM), LEFT ms at most, under conn->wait_sigmask.  Takes what woke us,
- * completion channel first, and returns it: CONN_WOKE_CQ (conn_poll_cq()
- * next) and CONN_WOKE_CM (an event for our cm_id), or'ed; 0 (nothing); or
- * the connection's error.  After a CM event the caller polls the CQ: a
- * peer's last message is taken before its hang-up is believed. */
-int conn_wait_channels(struct lab3_conn *conn, long long left)
+/* lab3_wait: see common.h.  The steps, as rdma-core's rdma_get_recv_comp()
+ * takes them: poll the CQ, arm it, poll again; sleep on the completion
+ * channel, with the CM channel beside it; get the channel's event and ack
+ * it; round again.  What ended the connection is let settle first
+ * (lab3_settling()): the peer's ERROR may be right behind. */
+int lab3_wait(struct lab3_conn *conn, int wait_ms)
 {
-	struct pollfd fds[2] = {
-		{ .fd = conn->cm_channel->fd, .events = POLLIN },
-		{ .fd = conn->comp_channel ? conn->comp_channel->fd : -1,
-		  .events = POLLIN },
-	};
-	int woke, ret;
+	int limit = wait_ms > 0 ? wait_ms : conn->timeout_ms;
+	long long deadline = lab3_now_ms() + limit;
+	int failed = conn->error != 0, gone = conn->disconnected, news = 0;
 
-	if (lab3_wait_fds(fds, 2, left, conn->wait_sigmask) < 0) {
-		int err = errno;
-
-		return conn_error(conn, -err, "%s", err == EINTR ?
-				  "interrupted by a signal" : strerror(err));
+	if (wait_ms == LAB3_NO_WAIT) {	/* the class server's: no sleep */
+		if (conn->comp_channel != NULL)
+			take_cq_event(conn);
+		return poll_cq(conn) < 0 ? conn->error : 0;
 	}
-	ret = (fds[1].revents & POLLIN) ? conn_take_cq_event(conn) : 0;
-	if (ret < 0)		/* a kit's step not yet written */
-		return ret;
-	woke = ret > 0 ? CONN_WOKE_CQ : 0;
-	ret = (fds[0].revents & POLLIN) ? handle_cm_event(conn) : 0;
-	return ret < 0 ? ret : ret > 0 ? (woke | CONN_WOKE_CM) : woke;
+	/* The class server's connections share the listener's CM channel,
+	 * and nothing of theirs may block (server/server.c). */
+	if (!conn->owns_cm_channel)
+		return conn_error(conn, -EDEADLK, "internal error: a blocking "
+				  "wait on a connection of the class server");
+	for (;;) {
+		struct pollfd fds[2] = {
+			{ .fd = conn->cm_channel->fd, .events = POLLIN },
+			{ .fd = conn->comp_channel != NULL ?
+				conn->comp_channel->fd : -1, .events = POLLIN },
+		};
+		long long until = deadline, left;
+		int nudge;
+
+		news |= poll_cq(conn) > 0;		/* poll, arm, poll */
+		news |= (conn->error != 0) != failed ||
+			conn->disconnected != gone;
+		if (lab3_settling(conn))
+			until = conn->settle_until;
+		else if (news)
+			break;
+		left = until - lab3_now_ms();
+		if (left <= 0 && until == deadline)
+			return lab3_time_out(conn, limit);
+		if (left <= 0)
+			break;				/* settled */
+		nudge = siw_nudge_in(conn, &left);	/* provider.h */
+		if (lab3_wait_fds(fds, 2, left, conn->wait_sigmask) < 0) {
+			int err = errno;
+
+			return conn_error(conn, -err, "%s", err == EINTR ?
+					  "interrupted by a signal" :
+					  strerror(err));
+		}
+		if (fds[1].revents & POLLIN)
+			take_cq_event(conn);		/* get it, ack it */
+		if (fds[0].revents & POLLIN)
+			news |= take_cm_event(conn) > 0;
+		if (nudge && !news)
+			return 0;	/* a nudge is due: see lab3_nudge() */
+	}
+	return conn->error != 0 ? conn->error :
+	       conn->disconnected ? -ECONNRESET : 0;
 }
 
 /* ---- Teardown ---- */
 
-/* qp_on_id: whether the connection's queue pair is its cm_id's, as a
- * client's is, which rdma_cm moves and destroys; a server's is its own
- * (see create_qp()). */
-static int qp_on_id(const struct lab3_conn *conn)
-{
-	return conn->qp == conn->id->qp;
-}
-
-/* shut_server_qp: what rdma_disconnect() does first to a queue pair on
- * the cm_id, done to the server's own: the error state on InfiniBand and
- * RoCE, which ends every work request still outstanding (a SEND the peer
- * never takes, say) with a flush; SQD on iWARP, whose connection manager
- * then closes the connection itself. */
-static void shut_server_qp(struct lab3_conn *conn)
-{
-	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
-
-	if (conn->qp == NULL || qp_on_id(conn))
-		return;
-	if (conn->id->verbs->device->transport_type == IBV_TRANSPORT_IWARP)
-		attr.qp_state = IBV_QPS_SQD;
-	ibv_modify_qp(conn->qp, &attr, IBV_QP_STATE);
-}
-
-/* lab3_disconnect_start: see listener.h. */
-int lab3_disconnect_start(struct lab3_conn *conn)
-{
-	if (!conn->connected)
-		return 0;
-	conn->connected = 0;
-	shut_server_qp(conn);
-	rdma_disconnect(conn->id);
-	return !conn->disconnected;
-}
-
-/* lab3_conn_destroy: see common.h. */
+/* lab3_conn_destroy: see common.h.  The class server destroys the queue
+ * pair it made itself before this. */
 void lab3_conn_destroy(struct lab3_conn *conn)
 {
 	if (conn->msgs_mr != NULL)
 		ibv_dereg_mr(conn->msgs_mr);
 	free(conn->msgs);
-	if (conn->qp != NULL && qp_on_id(conn))
+	if (conn->qp != NULL)
 		rdma_destroy_qp(conn->id);
-	else if (conn->qp != NULL)
-		ibv_destroy_qp(conn->qp);
 	if (conn->cq != NULL)
 		ibv_destroy_cq(conn->cq);
 	if (conn->comp_channel != NULL)

@@ -1,14 +1,14 @@
 /*
- * common.h - what the sender and the receiver share: rdma_cm connection
- * setup, the verbs resources of one connection and registration
- * (common.c), one model of completions with one blocking wait
- * (completion.c), message (message.c) and RDMA WRITE (client.c) helpers,
- * the one clock (util.c), and the lab's hashes (hash.c).
+ * common.h - what the sender and the receiver share: one RDMA connection
+ * (common.c: rdma_cm setup, the verbs resources, registration, posting,
+ * the lab's messages and the one blocking wait), what its completions
+ * mean (completion.c), the client's side (client.c), the one clock
+ * (lib/util.c) and the lab's hashes (lib/hash.c).
  *
- * Conventions: every function returns 0 or a negative errno.  On failure it
- * fills conn->err (or the ERR buffer it is given) with one line saying what
- * failed and why; main() alone prints it and decides the exit status.
- * Nothing here calls exit().
+ * Conventions: every function returns 0 or a negative errno.  On failure
+ * it records the connection's first error (conn->error, conn->err saying
+ * what failed and why; a later failure changes nothing); main() alone
+ * prints it and decides the exit status.  Nothing here calls exit().
  */
 #ifndef LAB3_COMMON_H
 #define LAB3_COMMON_H
@@ -53,10 +53,9 @@ enum lab3_exit {
 #define LAB3_MEMLOCK_RESERVE (1u << 20)
 #define LAB3_ERR_LEN 256
 
-/* Called by lab3_poll() when a send-queue work request that was posted
- * with a non-zero TAG has completed successfully, in the order they were
- * posted (the send queue completes in order). */
-typedef void lab3_sent_fn(void *owner, uint64_t tag);
+/* lab3_wait()'s WAIT_MS for a look that never sleeps (the class server,
+ * which waits for all its connections at once). */
+#define LAB3_NO_WAIT (-1)
 
 /*
  * One RDMA connection and everything it owns, in the order it is built:
@@ -64,17 +63,24 @@ typedef void lab3_sent_fn(void *owner, uint64_t tag);
  * queue, queue pair, message buffers.  lab3_conn_destroy() takes it down in
  * the reverse order and accepts a connection built only part of the way.
  *
- * The completion model.  All work requests complete on the one CQ.
- * lab3_poll() takes every completion there is, without blocking:
+ * The completion model.  All work requests complete on the one CQ, and
+ * lab3_wait() is the one place they are taken (completion.c says what each
+ * means):
  *   - a received message is checked, decoded and put in the inbox, and its
  *     buffer is posted again at once (unless the connection has failed);
+ *     lab3_take_msg() hands them out, oldest first;
  *   - a send-queue completion (a SEND or an RDMA WRITE) gives back its
- *     credit, and calls SENT if it was posted with a tag;
+ *     credit and counts in sends_completed: the send queue completes in
+ *     the order it was posted, so the Nth send posted (sends_posted was N
+ *     after it) has completed once sends_completed reaches N;
  *   - a peer's ERROR, a failed completion or a malformed message becomes
  *     the connection's error.
- * lab3_wait() is the one blocking wait; the helpers that receive a message
- * or wait for sends to complete are built on it.  The first error stays:
- * every helper returns it from then on.
+ * The programs' loops take what they need, and wait while it is not there:
+ *
+ *	while ((ret = lab3_take_msg(conn, &msg)) == -EAGAIN)
+ *		lab3_wait(conn, wait_ms);
+ *
+ * The first error stays: every call returns it from then on.
  */
 struct lab3_conn {
 	/* Settings, filled in by the caller before use. */
@@ -83,8 +89,6 @@ struct lab3_conn {
 	int timeout_ms;			/* longest silence from the peer */
 	const sigset_t *wait_sigmask;	/* signal mask while blocked, or
 					 * NULL; see lab3_listener */
-	lab3_sent_fn *sent;		/* or NULL: no tags */
-	void *owner;			/* SENT's first argument */
 	char awaiting[96];		/* what we wait for, in words, for the
 					 * error a silence or hang-up leaves */
 
@@ -95,8 +99,8 @@ struct lab3_conn {
 	struct ibv_comp_channel *comp_channel;
 	struct ibv_cq *cq;		/* its context is the connection */
 	struct ibv_qp *qp;		/* the queue pair: a client's is on
-					 * its cm_id, a server's its own (see
-					 * move_server_qp() in listener.c) */
+					 * its cm_id, the class server's its
+					 * own (server/listener.c) */
 	uint8_t link_layer;		/* the port's, IBV_LINK_LAYER_* */
 	union lab3_wire_msg *msgs;	/* LAB3_RECV_DEPTH receive buffers,
 					 * then LAB3_SEND_DEPTH send ones */
@@ -107,6 +111,8 @@ struct lab3_conn {
 	 * or WRITE posted and given back by its completion. */
 	int credits;
 	unsigned next_send;		/* SENDs posted: the next send buffer */
+	uint64_t sends_posted;		/* SENDs and WRITEs posted, ever */
+	uint64_t sends_completed;	/* ... and completed successfully */
 
 	/* Messages received and not yet taken, oldest first. */
 	struct lab3_msg inbox[LAB3_RECV_DEPTH];
@@ -142,11 +148,107 @@ struct lab3_conn {
 	char err[LAB3_ERR_LEN];
 };
 
-/* ---- Connection setup and teardown ---- */
+/* ---- The client's setup (client.c), in rdma_cm's order ---- */
 
-/* The client's (client.c): resolve HOST:PORT, build the resources,
- * connect. */
-int lab3_connect(struct lab3_conn *conn, const char *host, const char *port);
+/* Open the connection's event channel and cm_id, look HOST:PORT up, and
+ * have rdma_cm resolve it to a local RDMA device (ADDR_RESOLVED) and a
+ * route to the peer (ROUTE_RESOLVED), each within the timeout. */
+int lab3_resolve(struct lab3_conn *conn, const char *host, const char *port);
+
+/* On that device: the PD, the completion channel, the CQ, the queue pair
+ * on the cm_id and the message buffers with their receives posted; then
+ * rdma_connect() and wait until the peer has accepted (ESTABLISHED). */
+int lab3_connect(struct lab3_conn *conn);
+
+/* ---- The one wait, and what it brings (common.c, completion.c) ---- */
+
+/* Block until something happens on the connection: completions (taken,
+ * see the completion model above), an rdma_cm event for it, a new error,
+ * for WAIT_MS of silence at most (0: the connection's timeout; then its
+ * error is the timeout, lab3_time_out()).  A connection that has failed
+ * is let settle first (lab3_settling()).  Returns 0, or the connection's
+ * error (-ECONNRESET after the peer's hang-up).  It watches the
+ * completion channel and the rdma_cm channel together, with the signal
+ * mask conn->wait_sigmask.  With LAB3_NO_WAIT it only takes what has
+ * come, and never sleeps. */
+int lab3_wait(struct lab3_conn *conn, int wait_ms);
+
+/* The next message from the inbox, without waiting: 0; -EAGAIN when none
+ * has come yet.  A peer's ERROR is never returned as a message: it is the
+ * connection's error, -EREMOTEIO, with its reason in conn->err, handed
+ * out after the messages that came before it.  -ECONNRESET when the peer
+ * hung up, once the messages it sent before have been taken. */
+int lab3_take_msg(struct lab3_conn *conn, struct lab3_msg *msg);
+
+/* Whether every SEND and WRITE posted so far has completed, without
+ * waiting: 0; -EAGAIN while some have not; or the connection's error. */
+int lab3_sends_completed(struct lab3_conn *conn);
+
+/* Whether the connection has ended but what ended with it is not all
+ * known yet (until conn->settle_until): after a failed completion, the
+ * peer's ERROR may still turn out to be its cause; after a failure or a
+ * hang-up, a SEND's completion may still say whether it went out.
+ * Meanwhile lab3_take_msg(), lab3_sends_completed() and the posts say
+ * -EAGAIN, and lab3_wait() waits it out. */
+int lab3_settling(const struct lab3_conn *conn);
+
+/* The connection has been silent for WAIT_MS: that is its error now
+ * ("timed out after N s waiting for" conn->awaiting, or "without word
+ * from the peer"; or, if the peer has hung up, "the peer disconnected
+ * while we waited for" it).  Returns it. */
+int lab3_time_out(struct lab3_conn *conn, int wait_ms);
+
+/* Apply EVENT, an rdma_cm event for the connection's cm_id: ESTABLISHED,
+ * DISCONNECTED, or one that ends it (its error).  Returns 1, or the
+ * connection's error.  The caller acknowledges the event.  (lab3_wait()
+ * reads a client's own events; the class server reads the listener's.) */
+int lab3_take_cm_event(struct lab3_conn *conn,
+		       const struct rdma_cm_event *event);
+
+/* How long to wait for a step whose length grows with BYTES: the timeout
+ * plus one second for every 4 MiB (a floor under any real link's speed). */
+int lab3_wait_for_bytes(const struct lab3_conn *conn, uint64_t bytes);
+
+/* ---- Memory, messages and RDMA WRITE: posted, never waited for ---- */
+
+/* Register LEN bytes at ADDR with ACCESS flags on the connection's PD
+ * (none for what an RDMA WRITE only reads). */
+int lab3_reg_mr(struct lab3_conn *conn, void *addr, size_t len, int access,
+		struct ibv_mr **mr);
+
+/* Encode MSG and post a SEND of it.  Never blocks: it takes a send credit
+ * (LAB3_SEND_DEPTH of them, one taken by each SEND or WRITE posted and
+ * given back by its completion), and says -EAGAIN when there is none (the
+ * send queue is full: lab3_wait(), then try again) or while the connection
+ * settles; else 0 or the connection's error. */
+int lab3_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg);
+
+/* The client's (client.c): post one RDMA WRITE of LEN bytes from MR at
+ * LOCAL to REMOTE_ADDR/RKEY; the credit and -EAGAIN as for
+ * lab3_post_msg(). */
+int lab3_post_write(struct lab3_conn *conn, struct ibv_mr *mr,
+		    const void *local, uint32_t len, uint64_t remote_addr,
+		    uint32_t rkey);
+
+/* The ERROR that tells the peer why the connection ends, with CODE and
+ * REASON, posted even on a connection that has failed: 0, -EAGAIN when
+ * the send queue is full, or another negative errno when it may not go
+ * out (before the connection is up, after the peer's own ERROR or
+ * hang-up, or once a failed completion has broken the queue pair). */
+int lab3_post_error(struct lab3_conn *conn, enum lab3_error_code code,
+		    const char *reason);
+
+/* ---- The client's end (client.c) ---- */
+
+/* siw's nudge (provider.c): while the client has heard nothing since it
+ * connected over iWARP, post a zero-length RDMA WRITE when one is due
+ * (lab3_wait() returns when it is).  Nothing on any other provider. */
+void lab3_nudge(struct lab3_conn *conn);
+
+/* lab3_post_error(), then wait until it has gone, with at most a second
+ * of silence.  Best effort; keeps conn->error and conn->err. */
+void lab3_send_error(struct lab3_conn *conn, enum lab3_error_code code,
+		     const char *reason);
 
 /* Disconnect and wait (bounded) for the CM to confirm it. */
 void lab3_disconnect(struct lab3_conn *conn);
@@ -155,82 +257,10 @@ void lab3_disconnect(struct lab3_conn *conn);
  * built only part of the way, and can be destroyed again afterwards. */
 void lab3_conn_destroy(struct lab3_conn *conn);
 
-/* How long to wait for a step whose length grows with BYTES: the timeout
- * plus one second for every 4 MiB (a floor under any real link's speed). */
-int lab3_wait_for_bytes(const struct lab3_conn *conn, uint64_t bytes);
-
-/* ---- Completions: the connection's one model (see struct lab3_conn) ---- */
-
-/* Take every completion waiting on the CQ, without blocking, and leave it
- * armed.  Returns how many were taken (0: none), or a negative errno if
- * the CQ itself failed.  Whatever the completions were, their effect is in
- * CONN: the inbox, the credits, conn->error. */
-int lab3_poll(struct lab3_conn *conn);
-
-/* Block until something happens on the connection (completions, which
- * lab3_poll() takes, or an rdma_cm event), for WAIT_MS at most (0: the
- * connection's timeout).  A connection's one blocking wait: it watches the
- * completion channel and the rdma_cm channel together, with the signal mask
- * conn->wait_sigmask.  Returns 0, or the connection's error: its own
- * (timed out, interrupted by a signal) or one lab3_poll() found. */
-int lab3_wait(struct lab3_conn *conn, int wait_ms);
-
-/* The next message from the inbox, waiting up to WAIT_MS (0: the
- * connection's timeout) of silence for one.  A peer's ERROR is never
- * returned as a message: it is the connection's error, -EREMOTEIO, with
- * its reason in conn->err.  -ECONNRESET when the peer hung up, once the
- * messages it sent before have been taken. */
-int lab3_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg, int wait_ms);
-
-/* Wait until all the send-queue work posted so far has completed, with at
- * most WAIT_MS (0: the connection's timeout) of silence in between. */
-int lab3_flush(struct lab3_conn *conn, int wait_ms);
-
 /* The programs' one clock: monotonic, in microseconds (for the times
  * they report), and the same in milliseconds (for deadlines). */
 long long lab3_now_us(void);
 long long lab3_now_ms(void);
-
-/* ---- Messages, memory and RDMA WRITE ---- */
-
-/* Block until the send queue has room for one more SEND or WRITE (a
- * credit: LAB3_SEND_DEPTH of them, one taken by each work request posted
- * and given back by its completion), with at most WAIT_MS (0: the
- * connection's timeout) of silence.  Returns 0, or the connection's
- * error. */
-int lab3_wait_for_room(struct lab3_conn *conn, int wait_ms);
-
-/* Encode MSG and post a SEND of it, without waiting for it to complete;
- * TAG (or 0) is passed to conn->sent when it has.  Never blocks: it takes
- * a credit, and says -EAGAIN when there is none (the send queue is full:
- * lab3_wait_for_room() first) or while the connection settles
- * (lab3_settling() in listener.h); else 0 or the connection's error. */
-int lab3_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg,
-		  uint64_t tag);
-
-/* Wait for room, encode MSG, SEND it and wait until the send queue is
- * empty. */
-int lab3_send_msg(struct lab3_conn *conn, const struct lab3_msg *msg);
-
-/* Tell the peer why the connection ends: an ERROR with CODE and REASON,
- * sent behind any work still on the send queue and waited for, with at
- * most a second of silence.  Best effort, and never in answer to the
- * peer's own ERROR; keeps conn->error and conn->err. */
-void lab3_send_error(struct lab3_conn *conn, enum lab3_error_code code,
-		     const char *reason);
-
-/* Register LEN bytes at ADDR with ACCESS flags on the connection's PD
- * (none for what an RDMA WRITE only reads).  A failure is said in
- * conn->err; it is not the connection's error. */
-int lab3_reg_mr(struct lab3_conn *conn, void *addr, size_t len, int access,
-		struct ibv_mr **mr);
-
-/* The client's (client.c): post one RDMA WRITE of LEN bytes from MR at
- * LOCAL to REMOTE_ADDR/RKEY, without waiting for it; TAG, the credit and
- * -EAGAIN as for lab3_post_msg(). */
-int lab3_post_write(struct lab3_conn *conn, struct ibv_mr *mr,
-		    const void *local, uint32_t len, uint64_t remote_addr,
-		    uint32_t rkey, uint64_t tag);
 
 /* ---- SHA-256 and hex ---- */
 

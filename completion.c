@@ -1,26 +1,104 @@
 /*
- * completion.c - what each completion means to a connection, and the
- * waits built on common.c's one blocking wait (the completion model of
- * struct lab3_conn in common.h):
- *   - lab3_poll() takes every completion there is, without blocking: a
- *     message goes to the inbox and its buffer is posted again, a SEND or
- *     WRITE gives its credit back, a failure is the connection's error;
- *   - lab3_wait() blocks until something happens, then lets what ended
- *     the connection settle: a peer's ERROR, or the completion of our
- *     last SEND, may still be on its way behind a failure or a hang-up.
+ * completion.c - what a completion, or an rdma_cm event, means to one
+ * connection (the completion model of struct lab3_conn in common.h),
+ * without waiting and without posting anything:
+ *   - the connection's first error (conn_error());
+ *   - its send credits, taken here and given back here;
+ *   - a message that arrived goes to its inbox; a SEND or WRITE that
+ *     completed gives its credit back and is counted; a failure is the
+ *     connection's error;
+ *   - what the programs ask of it: the next message (lab3_take_msg()),
+ *     whether every send has completed (lab3_sends_completed()), whether
+ *     what ended it has settled (lab3_settling()).
+ * common.c's wait hands each completion and event here; this file calls
+ * nothing of common.c.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common.h"
 #include "conn_internal.h"
 #include "explain.h"
-#include "listener.h"
 #include "provider.h"
 
-#define DISCONNECT_WAIT_MS 2000	/* how long to wait for DISCONNECTED */
-#define NO_CM_EVENT ((enum rdma_cm_event_type)-1)	/* none yet */
+/* ---- The connection's first error ---- */
+
+/* conn_error: the connection has failed with RET (a negative errno), FMT
+ * saying why.  The first failure stays: a later one changes nothing (but
+ * see take_peer_error()).  The one way the connection's errors are
+ * recorded.  Returns the connection's error. */
+int conn_error(struct lab3_conn *conn, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (conn->error != 0)
+		return conn->error;
+	conn->error = ret;
+	va_start(ap, fmt);
+	vsnprintf(conn->err, sizeof(conn->err), fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+/* conn_errno: conn_error() for CALL that has just failed with errno
+ * ("CALL: reason").  The verbs calls that return NULL do not all promise
+ * to set errno, so callers clear it before the call and FALLBACK stands
+ * in if it is still 0. */
+int conn_errno(struct lab3_conn *conn, const char *call, int fallback)
+{
+	int err = errno != 0 ? errno : fallback;
+
+	return conn_error(conn, -err, "%s: %s", call, strerror(err));
+}
+
+/* conn_hung_up: the peer's hang-up ends what we waited for: that is the
+ * connection's error now, naming it.  Returns it (-ECONNRESET). */
+static int conn_hung_up(struct lab3_conn *conn)
+{
+	return conn_error(conn, -ECONNRESET, "the peer disconnected%s%s",
+			  conn->awaiting[0] ? " while we waited for " : "",
+			  conn->awaiting);
+}
+
+/* lab3_time_out: see common.h.  After a hang-up (and its settling), the
+ * hang-up is the end. */
+int lab3_time_out(struct lab3_conn *conn, int wait_ms)
+{
+	if (conn->disconnected)
+		return conn_hung_up(conn);
+	return conn_error(conn, -ETIMEDOUT, "timed out after %lld s %s%s",
+			  ((long long)wait_ms + 999) / 1000, conn->awaiting[0] ?
+			  "waiting for " : "without word from the peer",
+			  conn->awaiting);
+}
+
+/* ---- Send credits: taken here, given back here ---- */
+
+/* conn_take_credit: one credit for a SEND or WRITE about to be posted: 0;
+ * -EAGAIN when the send queue is full, or while the connection settles
+ * (lab3_settling()); else the connection's error, or its hang-up.  With
+ * EVEN_FAILED, whatever the connection's state: the ERROR that ends a
+ * connection still goes out (lab3_post_error()). */
+int conn_take_credit(struct lab3_conn *conn, int even_failed)
+{
+	if (!even_failed && conn->error != 0)
+		return lab3_settling(conn) ? -EAGAIN : conn->error;
+	if (!even_failed && conn->disconnected && !lab3_settling(conn))
+		return conn_hung_up(conn);
+	if (conn->credits == 0)
+		return -EAGAIN;
+	conn->credits--;
+	return 0;
+}
+
+/* conn_give_credit: a SEND or WRITE has completed, or was never posted:
+ * its credit comes back. */
+void conn_give_credit(struct lab3_conn *conn)
+{
+	conn->credits++;
+}
 
 /* ---- What a completion means ---- */
 
@@ -39,7 +117,7 @@ static void trace_wc(const struct lab3_conn *conn, const struct ibv_wc *wc)
 /* wc_failed: a work request failed, so the queue pair is in the error
  * state and every other request will be flushed.  The cause is often the
  * peer's: an ERROR it sent just before it hung up may still be on its way
- * into the CQ (see settle()). */
+ * into the CQ (lab3_settling()). */
 static void wc_failed(struct lab3_conn *conn, const struct ibv_wc *wc)
 {
 	static const char *const what[] = { "RECV", "SEND", "RDMA WRITE" };
@@ -49,7 +127,7 @@ static void wc_failed(struct lab3_conn *conn, const struct ibv_wc *wc)
 		conn->recv_flushed = 1;
 	if (conn->error != 0)
 		return;
-	if (iwarp_flushed_before_established(conn, wc))
+	if (iwarp_flushed_before_established(conn, wc))	/* provider.h */
 		return;
 	if (wc->status == IBV_WC_WR_FLUSH_ERR)
 		conn_error(conn, -ECONNRESET,
@@ -81,38 +159,34 @@ static void take_peer_error(struct lab3_conn *conn, const struct lab3_msg *msg)
 	conn_error(conn, -EREMOTEIO, "%s", msg->error.reason);
 }
 
-/* take_recv: a message arrived: check and decode it, post its buffer
- * again (while the connection has not failed), and put it in the inbox
- * (a peer's ERROR becomes the connection's error instead). */
-static void take_recv(struct lab3_conn *conn, const struct ibv_wc *wc)
+/* take_recv: a message arrived in receive buffer SLOT: check and decode
+ * it, and put it in the inbox (a peer's ERROR becomes the connection's
+ * error instead).  Returns 1 when the buffer is to be posted again: not
+ * once the connection has failed, so that a peer that goes on sending
+ * then finds no receive, and cannot keep the CQ busy for as long as it
+ * likes. */
+static int take_recv(struct lab3_conn *conn, const struct ibv_wc *wc,
+		     uint64_t slot)
 {
 	char why[LAB3_ERR_LEN - 32];
-	uint64_t slot = WR_REST(wc->wr_id);
 	struct lab3_msg msg;
+	int again;
 
-	if (slot >= LAB3_RECV_DEPTH) {
-		conn_error(conn, -EIO, "a completion for no receive buffer");
-		return;
-	}
 	if (wc->opcode != IBV_WC_RECV) {
 		/* e.g. an RDMA WRITE with immediate data, not a SEND */
 		conn_error(conn, -EPROTO, "protocol error: the peer consumed "
 			   "a receive without a SEND");
-		return;
+		return 0;
 	}
 	if (lab3_decode(&conn->msgs[slot], wc->byte_len, &msg, why,
 			sizeof(why)) != 0) {
 		conn_error(conn, -EPROTO, "protocol error: %s", why);
-		return;
+		return 0;
 	}
 	if (conn->verbose)
 		fprintf(stderr, "%s: received %s (%u bytes)\n", conn->prog,
 			lab3_msg_type_name(msg.type), wc->byte_len);
-	/* Once the connection has failed, its buffers are not posted again:
-	 * a peer that goes on sending then finds none, and cannot keep
-	 * lab3_poll() busy for as long as it likes. */
-	if (conn->error == 0 && conn_post_recv(conn, (int)slot) != 0)
-		return;
+	again = conn->error == 0;
 	conn->heard = 1;
 	if (msg.type == LAB3_MSG_ERROR)
 		take_peer_error(conn, &msg);
@@ -121,10 +195,12 @@ static void take_recv(struct lab3_conn *conn, const struct ibv_wc *wc)
 			   "messages than it may");
 	else
 		conn->inbox[conn->ninbox++] = msg;
+	return again;
 }
 
 /* take_sent: a SEND or an RDMA WRITE completed: its credit comes back,
- * and its tag, if it had one, goes to conn->sent. */
+ * and a success is counted (conn->sends_completed: the send queue
+ * completes in the order it was posted). */
 static void take_sent(struct lab3_conn *conn, const struct ibv_wc *wc)
 {
 	if (conn->credits == LAB3_SEND_DEPTH) {
@@ -132,11 +208,11 @@ static void take_sent(struct lab3_conn *conn, const struct ibv_wc *wc)
 			   "outstanding");
 		return;
 	}
-	conn->credits++;
+	conn_give_credit(conn);
 	if (wc->status != IBV_WC_SUCCESS)
 		wc_failed(conn, wc);
-	else if (WR_REST(wc->wr_id) != 0 && conn->sent != NULL)
-		conn->sent(conn->owner, WR_REST(wc->wr_id));
+	else
+		conn->sends_completed++;
 }
 
 /* wr_id_fits: whether a successful completion's wr_id names the kind of
@@ -166,152 +242,82 @@ static void wr_id_error(struct lab3_conn *conn, const struct ibv_wc *wc)
 	}
 	conn_error(conn, -EINVAL, "our own %s completed with wr_id 0x%llx, "
 		   "which names no %s of ours (post a WRITE with wr_id "
-		   "WR_ID(WR_WRITE, tag), as its completion is known by)",
+		   "WR_ID(WR_WRITE, 0), as its completion is known by)",
 		   lab3_wc_opcode_name(wc->opcode),
 		   (unsigned long long)wc->wr_id,
 		   lab3_wc_opcode_name(wc->opcode));
 }
 
-/* take_wc: what one completion means: a message arrived, a SEND or a
- * WRITE is done, or a work request failed. */
-static void take_wc(struct lab3_conn *conn, const struct ibv_wc *wc)
+/* conn_take_wc: see conn_internal.h. */
+int conn_take_wc(struct lab3_conn *conn, const struct ibv_wc *wc)
 {
+	uint64_t slot = WR_REST(wc->wr_id);
+
 	trace_wc(conn, wc);
 	if (wc->status == IBV_WC_SUCCESS && !wr_id_fits(wc))
 		wr_id_error(conn, wc);
-	else if (wc->status == IBV_WC_SUCCESS && WR_KIND(wc->wr_id) == WR_RECV)
-		take_recv(conn, wc);
-	else if (WR_KIND(wc->wr_id) == WR_RECV)
-		wc_failed(conn, wc);
-	else
+	else if (WR_KIND(wc->wr_id) != WR_RECV)
 		take_sent(conn, wc);
-}
-
-/* lab3_poll: see common.h. */
-int lab3_poll(struct lab3_conn *conn)
-{
-	struct ibv_wc wc[8];
-	int taken = 0, n;
-
-	while ((n = conn_poll_cq(conn, wc, 8)) > 0) {
-		for (int i = 0; i < n; i++)
-			take_wc(conn, &wc[i]);
-		taken += n;
-	}
-	return n < 0 ? n : taken;
-}
-
-/* ---- Send credits ---- */
-
-/* conn_take_any_credit: one credit, whatever the connection's state (the
- * ERROR that ends a connection still goes out: lab3_post_error()): 0, or
- * -EAGAIN when the send queue is full.  The one place a credit is
- * taken. */
-int conn_take_any_credit(struct lab3_conn *conn)
-{
-	if (conn->credits == 0)
-		return -EAGAIN;
-	conn->credits--;
+	else if (slot >= LAB3_RECV_DEPTH)
+		conn_error(conn, -EIO, "a completion for no receive buffer");
+	else if (wc->status == IBV_WC_SUCCESS)
+		return take_recv(conn, wc, slot);
+	else
+		wc_failed(conn, wc);
 	return 0;
 }
 
-/* conn_take_credit: one credit for a work request about to be posted: 0,
- * or -EAGAIN when the send queue is full or the connection settles (see
- * unsettled()), or the connection's error.  Never waits. */
-int conn_take_credit(struct lab3_conn *conn)
+/* ---- What an rdma_cm event means ---- */
+
+/* cm_event_error: an rdma_cm event that ends the connection (or the
+ * attempt to make one) is the connection's error. */
+static int cm_event_error(struct lab3_conn *conn,
+			  const struct rdma_cm_event *event)
 {
-	if (conn->error != 0)
-		return lab3_settling(conn) ? -EAGAIN : conn->error;
-	return conn_take_any_credit(conn);
-}
+	char why[LAB3_ERR_LEN];
+	const char *reason = lab3_rejection_reason(event);
+	int ret = lab3_cm_event_meaning(event, why, sizeof(why));
 
-/* ---- Waits ---- */
-
-/* post_empty_write: a zero-length RDMA WRITE, which places nothing and
- * needs no rkey (siw_nudge_due() in provider.h asks for it). */
-static void post_empty_write(struct lab3_conn *conn)
-{
-	struct ibv_send_wr wr = {
-		.wr_id = WR_ID(WR_WRITE, 0),
-		.opcode = IBV_WR_RDMA_WRITE,
-	};
-
-	if (conn_take_credit(conn) == 0)
-		conn_post_send_wr(conn, &wr);
-}
-
-/* wait_until: conn_wait_channels()'s wait, until DEADLINE (ms), as long
- * as lab3_poll() takes nothing: 0 after progress, 1 when the deadline
- * came first, which is no error here, or the connection's error. */
-static int wait_until(struct lab3_conn *conn, long long deadline)
-{
-	/* The class server's connections share the listener's CM channel,
-	 * and nothing of theirs may block (server.c): a wait is a bug. */
-	if (!conn->owns_cm_channel)
-		return conn_error(conn, -EDEADLK, "internal error: a blocking "
-				  "wait on a connection of the class server");
-	for (;;) {
-		long long left;
-		int n = lab3_poll(conn);
-
-		if (n != 0)
-			return n < 0 ? n : 0;
-		left = deadline - lab3_now_ms();
-		if (left <= 0)
-			return 1;
-		if (siw_nudge_due(conn, lab3_now_ms(), &left))	/* provider.h */
-			post_empty_write(conn);
-		n = conn_wait_channels(conn, left);
-		if (n < 0 || (n & CONN_WOKE_CM)) {
-			lab3_poll(conn);	/* what came before it */
-			return n < 0 ? n : 0;
-		}
+	if (event->event == RDMA_CM_EVENT_REJECTED && reason != NULL) {
+		conn->refused = 1;
+		conn->refused_busy = strncmp(reason, LAB3_BUSY_REASON,
+					     strlen(LAB3_BUSY_REASON)) == 0;
 	}
+	return conn_error(conn, ret, "%s", why);
 }
 
-/* conn_wait_once: wait until lab3_poll() takes a completion or an event
- * for our cm_id comes, WAIT_MS at most.  Returns 0 then, or the
- * connection's error (which a timeout or a signal becomes).  It does not
- * stop at an error the connection already has (lab3_send_error()). */
-int conn_wait_once(struct lab3_conn *conn, int wait_ms)
+/* lab3_take_cm_event: see common.h. */
+int lab3_take_cm_event(struct lab3_conn *conn,
+		       const struct rdma_cm_event *event)
 {
-	int ret = wait_until(conn, lab3_now_ms() + wait_ms);
-
-	return ret > 0 ? lab3_time_out(conn, wait_ms) : ret;
+	if (conn->verbose)
+		fprintf(stderr, "%s: cm event: %s\n", conn->prog,
+			rdma_event_str(event->event));
+	switch (event->event) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		conn->connected = 1;
+		conn->established = 1;
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		conn->disconnected = 1;
+		if (conn->settle_until == 0)
+			conn->settle_until = lab3_now_ms() + CONN_SETTLE_MS;
+		break;
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		break;
+	default:
+		return cm_event_error(conn, event);
+	}
+	conn->cm_event = event->event;
+	return 1;
 }
 
-/* lab3_conn_ready: see listener.h. */
-int lab3_conn_ready(struct lab3_conn *conn)
-{
-	conn_take_cq_event(conn);
-	return lab3_poll(conn);
-}
+/* ---- What the programs ask ---- */
 
-/* conn_hung_up: the peer's hang-up ends what we waited for: say so in
- * conn->err, naming it.  Returns -ECONNRESET. */
-int conn_hung_up(struct lab3_conn *conn)
-{
-	snprintf(conn->err, sizeof(conn->err), "the peer disconnected%s%s",
-		 conn->awaiting[0] ? " while we waited for " : "",
-		 conn->awaiting);
-	return -ECONNRESET;
-}
-
-/* lab3_time_out: see listener.h.  After a hang-up (and its settling),
- * the hang-up is the end. */
-int lab3_time_out(struct lab3_conn *conn, int wait_ms)
-{
-	if (conn->error == 0 && conn->disconnected)
-		conn->error = conn_hung_up(conn);
-	return conn_error(conn, -ETIMEDOUT, "timed out after %lld s %s%s",
-			  ((long long)wait_ms + 999) / 1000, conn->awaiting[0] ?
-			  "waiting for " : "without word from the peer",
-			  conn->awaiting);
-}
-
-/* unsettled: the connection has ended (a failed completion, or the
- * peer's hang-up: settle_until is set then), and what ended with it is
- * not all known yet, for CONN_SETTLE_MS at most:
+/* lab3_settling: see common.h.  What ended the connection (a failed
+ * completion, or the peer's hang-up: settle_until is set then) is not all
+ * known yet, for CONN_SETTLE_MS at most:
  *   - after a failed completion, the peer's ERROR that explains it may
  *     still be coming, until a receive has been flushed (the receive
  *     queue completes in order, so every message before it has been
@@ -320,67 +326,50 @@ int lab3_time_out(struct lab3_conn *conn, int wait_ms)
  *     the message went out.  Over iWARP a SEND completes once it is on
  *     the wire, and a peer that has it may hang up before its completion
  *     is seen: the receiver's KEY, when the sender exits at once. */
-static int unsettled(const struct lab3_conn *conn)
+int lab3_settling(const struct lab3_conn *conn)
 {
-	if (lab3_now_ms() >= conn->settle_until)
+	if (conn->settle_until == 0 || lab3_now_ms() >= conn->settle_until)
 		return 0;
 	return (conn->error_from_wc && !conn->recv_flushed) ||
 	       conn->credits < LAB3_SEND_DEPTH;
 }
 
-/* settle: wait while the connection is unsettled().  Returns its error,
- * or -ECONNRESET after the peer's hang-up, or 0. */
-static int settle(struct lab3_conn *conn)
+/* lab3_take_msg: see common.h. */
+int lab3_take_msg(struct lab3_conn *conn, struct lab3_msg *msg)
 {
-	while (unsettled(conn))
-		if (wait_until(conn, conn->settle_until) < 0)
-			break;
-	if (conn->error != 0)
-		return conn->error;
+	/* The messages that came before a peer's ERROR are taken first, in
+	 * order: a KEY followed at once by an ERROR is still the KEY. */
+	if (conn->error != 0 && !(conn->error == -EREMOTEIO &&
+				   conn->ninbox > 0))
+		return lab3_settling(conn) ? -EAGAIN : conn->error;
+	if (conn->ninbox > 0) {
+		*msg = conn->inbox[0];
+		conn->ninbox--;
+		memmove(&conn->inbox[0], &conn->inbox[1],
+			conn->ninbox * sizeof(conn->inbox[0]));
+		return 0;
+	}
 	if (conn->disconnected)
 		return conn_hung_up(conn);
-	return 0;
+	return -EAGAIN;
 }
 
-/* lab3_settling: see listener.h and unsettled(). */
-int lab3_settling(const struct lab3_conn *conn)
+/* lab3_sends_completed: see common.h. */
+int lab3_sends_completed(struct lab3_conn *conn)
 {
-	return unsettled(conn);
-}
-
-/* lab3_wait: see common.h. */
-int lab3_wait(struct lab3_conn *conn, int wait_ms)
-{
-	if (conn->error == 0 && !conn->disconnected)
-		conn_wait_once(conn, wait_ms ? wait_ms : conn->timeout_ms);
-	return settle(conn);
-}
-
-/* conn_wait_cm_event: wait for event WANTED on our cm_id, each step of setup
- * within the connection's timeout.  (A connection's own rdma_cm events
- * are read only in conn_wait_channels(), inside this file's waits, each
- * noted in conn->cm_event and its flags: none is lost.) */
-int conn_wait_cm_event(struct lab3_conn *conn,
-		       enum rdma_cm_event_type wanted)
-{
-	conn->cm_event = NO_CM_EVENT;
-	while (conn->cm_event != wanted) {
-		int ret = lab3_wait(conn, 0);
-
-		if (ret != 0)
-			return ret;
-	}
-	return 0;
-}
-
-/* lab3_disconnect: see common.h; the wait is DISCONNECT_WAIT_MS at most. */
-void lab3_disconnect(struct lab3_conn *conn)
-{
-	long long deadline = lab3_now_ms() + DISCONNECT_WAIT_MS, left;
-
-	if (!lab3_disconnect_start(conn))
-		return;
-	while (!conn->disconnected && (left = deadline - lab3_now_ms()) > 0)
-		if (conn_wait_once(conn, (int)left) != 0)
-			break;
+	/* A peer's ERROR comes after the messages it sent before it (see
+	 * lab3_take_msg()).  While those wait to be read, they are the
+	 * answer: the peer spoke after our sends were posted, and what it
+	 * said tells whether they arrived (a KEY answers the ID), even when
+	 * the completion of our last SEND is still behind its ERROR in the
+	 * CQ. */
+	if (conn->error == -EREMOTEIO && conn->ninbox > 0)
+		return 0;
+	if (conn->error != 0)
+		return lab3_settling(conn) ? -EAGAIN : conn->error;
+	if (conn->credits == LAB3_SEND_DEPTH)
+		return 0;
+	if (conn->disconnected && !lab3_settling(conn))
+		return conn_hung_up(conn);
+	return -EAGAIN;
 }

@@ -1,8 +1,10 @@
 /*
  * listener.c - the server side of a connection (declared in listener.h):
  * bind and listen (on IPv6 and IPv4 at once where no address is given),
- * take connection requests, ready the server's own queue pair and accept,
- * or reject with a reason.  The connection it builds is common.c's.
+ * take connection requests, make the server's own queue pair, ready it
+ * and accept, or reject with a reason; start a disconnect without
+ * waiting, and take the queue pair down.  The rest of the connection is
+ * common.c's, as the client's is.
  */
 #include <errno.h>
 #include <poll.h>
@@ -31,8 +33,8 @@ static int bind_to(struct lab3_listener *listener, struct rdma_cm_id *id,
 	int afonly = 1;
 	int ret;
 
-	ret = conn_get_addrinfo(addr, port, &hints, &res, listener->err,
-				sizeof(listener->err));
+	ret = lab3_getaddrinfo(addr, port, &hints, &res, listener->err,
+			       sizeof(listener->err));
 	if (ret != 0)
 		return ret;
 	ret = 0;
@@ -166,7 +168,7 @@ static int move_server_qp(struct lab3_conn *conn, enum ibv_qp_state state)
 
 	errno = 0;
 	if (rdma_init_qp_attr(conn->id, &attr, &mask) != 0)
-		return conn_report_errno(conn, "rdma_init_qp_attr", EINVAL);
+		return conn_errno(conn, "rdma_init_qp_attr", EINVAL);
 	/* As librdmacm does: bits 21-23 of the mask are RoCE's in some
 	 * kernels, which InfiniBand refuses. */
 	if (conn->link_layer == IBV_LINK_LAYER_INFINIBAND)
@@ -178,12 +180,22 @@ static int move_server_qp(struct lab3_conn *conn, enum ibv_qp_state state)
 	if (attr.timeout > ACK_TIMEOUT_MAX)
 		attr.timeout = ACK_TIMEOUT_MAX;
 	ret = ibv_modify_qp(conn->qp, &attr, mask);
-	if (ret != 0) {
-		snprintf(conn->err, sizeof(conn->err), "ibv_modify_qp to %s: "
-			 "%s", names[state], strerror(ret));
-		return -ret;
-	}
+	if (ret != 0)
+		return conn_error(conn, -ret, "ibv_modify_qp to %s: %s",
+				  names[state], strerror(ret));
 	return 0;
+}
+
+/* create_server_qp: the server's own RC queue pair (not on the cm_id:
+ * see move_server_qp()), with what common.c makes every queue pair
+ * with. */
+static int create_server_qp(struct lab3_conn *conn)
+{
+	struct ibv_qp_init_attr attr = conn_qp_attr(conn);
+
+	errno = 0;
+	conn->qp = ibv_create_qp(conn->pd, &attr);
+	return conn->qp != NULL ? 0 : conn_errno(conn, "ibv_create_qp", ENOMEM);
 }
 
 /* lab3_accept_request: see listener.h.  The queue pair is readied to RTS
@@ -200,7 +212,9 @@ int lab3_accept_request(struct lab3_listener *listener, struct rdma_cm_id *id,
 	conn->wait_sigmask = listener->wait_sigmask;
 	conn->id = id;
 	id->context = conn;
-	ret = conn_build_resources(conn, 0);
+	ret = conn_build_resources(conn);
+	if (ret == 0)
+		ret = create_server_qp(conn);
 	if (ret == 0)
 		ret = move_server_qp(conn, IBV_QPS_INIT);
 	if (ret == 0)
@@ -215,7 +229,7 @@ int lab3_accept_request(struct lab3_listener *listener, struct rdma_cm_id *id,
 	}
 	param.qp_num = conn->qp->qp_num;
 	if (rdma_accept(id, &param) != 0)
-		return conn_report_errno(conn, "rdma_accept", EIO);
+		return conn_errno(conn, "rdma_accept", EIO);
 	return 0;
 }
 
@@ -271,4 +285,40 @@ const char *lab3_addr_name(struct rdma_cm_id *id, int peer, char *buf,
 int lab3_conn_fd(const struct lab3_conn *conn)
 {
 	return conn->comp_channel != NULL ? conn->comp_channel->fd : -1;
+}
+
+/* shut_qp: what rdma_disconnect() does first to a queue pair on the
+ * cm_id, done to the server's own: the error state on InfiniBand and
+ * RoCE, which ends every work request still outstanding (a SEND the peer
+ * never takes, say) with a flush; SQD on iWARP, whose connection manager
+ * then closes the connection itself. */
+static void shut_qp(struct lab3_conn *conn)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+
+	if (conn->qp == NULL)
+		return;
+	if (conn->id->verbs->device->transport_type == IBV_TRANSPORT_IWARP)
+		attr.qp_state = IBV_QPS_SQD;
+	ibv_modify_qp(conn->qp, &attr, IBV_QP_STATE);
+}
+
+/* lab3_disconnect_start: see listener.h. */
+int lab3_disconnect_start(struct lab3_conn *conn)
+{
+	if (!conn->connected)
+		return 0;
+	conn->connected = 0;
+	shut_qp(conn);
+	rdma_disconnect(conn->id);
+	return !conn->disconnected;
+}
+
+/* lab3_server_conn_destroy: see listener.h. */
+void lab3_server_conn_destroy(struct lab3_conn *conn)
+{
+	if (conn->qp != NULL)
+		ibv_destroy_qp(conn->qp);
+	conn->qp = NULL;
+	lab3_conn_destroy(conn);
 }

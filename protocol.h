@@ -252,6 +252,15 @@ union lab3_wire_msg {
 
 /* ---- Decoded messages, host byte order, strings NUL-terminated ---- */
 
+/* A REGION's: a window of the receiver's memory (its address, length and
+ * rkey) for the chunk of the file at OFFSET. */
+struct lab3_region {
+	uint64_t addr;
+	uint64_t length;
+	uint64_t offset;
+	uint32_t rkey;
+};
+
 struct lab3_msg {
 	enum lab3_msg_type type;
 	union {
@@ -260,12 +269,7 @@ struct lab3_msg {
 			uint8_t sha256[LAB3_SHA256_LEN];
 			char name[LAB3_NAME_MAX + 1];	/* "" if none */
 		} file_info;
-		struct {
-			uint64_t addr;
-			uint64_t length;
-			uint64_t offset;
-			uint32_t rkey;
-		} region;
+		struct lab3_region region;
 		struct {
 			uint64_t offset;
 			uint64_t bytes;

@@ -1,9 +1,10 @@
 /*
  * provider.c - what particular RDMA providers need beyond the verbs and
  * rdma_cm as specified (declared in provider.h).  Each hook is called
- * from completion.c, client.c or the command lines' memlock check,
- * names the provider that needs it, and says why; on any other provider
- * it does nothing.
+ * from completion.c, common.c's wait, client.c or the command lines'
+ * memlock check, names the provider that needs it, and says why; on any
+ * other provider it does nothing.  None of them posts: client.c posts
+ * the nudge.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -43,7 +44,7 @@ void siw_nudge_arm(struct lab3_conn *conn, long long now)
 }
 
 /* siw_nudge_due: see provider.h and the nudge above. */
-int siw_nudge_due(struct lab3_conn *conn, long long now, long long *left)
+int siw_nudge_due(struct lab3_conn *conn, long long now)
 {
 	int due = 0;
 
@@ -58,9 +59,18 @@ int siw_nudge_due(struct lab3_conn *conn, long long now, long long *left)
 	if (due && conn->verbose)
 		fprintf(stderr, "%s: nothing heard yet: a zero-length RDMA "
 			"WRITE (iWARP)\n", conn->prog);
-	if (conn->nudges > 0 && conn->nudge_at - now < *left)
-		*left = conn->nudge_at > now ? conn->nudge_at - now : 0;
 	return due;
+}
+
+/* siw_nudge_in: see provider.h and the nudge above. */
+int siw_nudge_in(const struct lab3_conn *conn, long long *left)
+{
+	long long in = conn->nudge_at - lab3_now_ms();
+
+	if (conn->nudges == 0 || conn->heard || in <= 0 || in >= *left)
+		return 0;
+	*left = in;
+	return 1;
 }
 
 /* iwarp_flushed_before_established: see provider.h. */

@@ -14,11 +14,13 @@
 /* siw (Soft-iWARP) can miss a client's first message after accepting
  * (see the nudge in provider.c).  siw_nudge_arm(): the client's
  * connection is up at NOW (ms); over iWARP, arm the nudges.
- * siw_nudge_due(): in the client's wait at NOW, whether a nudge (a
- * zero-length RDMA WRITE, which the caller posts) is due; *LEFT, the ms
- * the wait may block, is cut short to the next one. */
+ * siw_nudge_due(): at NOW, whether a nudge (a zero-length RDMA WRITE,
+ * which lab3_nudge() in client.c posts) is due; it counts it.
+ * siw_nudge_in(): for lab3_wait(), which never posts: 1 when the next
+ * nudge comes before *LEFT ms are over, with *LEFT cut short to it. */
 void siw_nudge_arm(struct lab3_conn *conn, long long now);
-int siw_nudge_due(struct lab3_conn *conn, long long now, long long *left);
+int siw_nudge_due(struct lab3_conn *conn, long long now);
+int siw_nudge_in(const struct lab3_conn *conn, long long *left);
 
 /* iWARP flushes the posted receives as soon as its TCP or MPA exchange
  * fails, often before rdma_cm's event (REJECTED, UNREACHABLE...) that

@@ -6,7 +6,7 @@
  * It serves many sessions at once (-c), in one thread, until SIGINT or
  * SIGTERM.  This file is one session's part of the lab: its steps, in the
  * lab's order (see protocol.h).  One function per state; the state is
- * derived from the receiver's rules (lab3_rx_step() in rules.h), which
+ * derived from the receiver's rules (lab3_rx_next_step() in rules.h), which
  * also say which message each state may take:
  *
  *   RECV_FILE_INFO   1. length, SHA-256, name; refuse what is too large;
@@ -67,10 +67,9 @@
 
 /* A session's steps never block (see run_session()): the calls that can
  * are poisoned here, so that using one does not compile. */
-#pragma GCC poison lab3_wait lab3_wait_for_room lab3_recv_msg lab3_flush
+#pragma GCC poison lab3_wait lab3_nudge lab3_resolve lab3_connect
 #pragma GCC poison lab3_send_msg lab3_send_error lab3_disconnect
 
-#define TAG_KEY 1		/* the KEY's SEND: see key_went_out() */
 #define STORE_SLICE (1u << 20)	/* bytes of a chunk stored per turn */
 #define CANARY_STRIDE 4096u	/* a canary in each piece of a chunk */
 
@@ -87,7 +86,7 @@ static int wait_disconnect(struct session *s);	/* the end */
 /* The helpers, defined after the states that use them. */
 static int receive(struct session *s, struct lab3_msg *msg, int wait_ms);
 static int receive_any(struct session *s, struct lab3_msg *msg, int wait_ms);
-static int post(struct session *s, const struct lab3_msg *msg, uint64_t tag);
+static int post(struct session *s, const struct lab3_msg *msg);
 static int may_send(struct session *s);
 static int judge(struct session *s, const struct lab3_msg *msg);
 static int conn_failed(struct session *s, int ret);
@@ -105,7 +104,7 @@ static uint64_t find_canary(const struct session *s,
 /* ---- One session: the state machine ---- */
 
 /* run_session: the state machine of one session.  Its state is derived
- * from the rules (lab3_rx_step() in rules.h); each step does its work
+ * from the rules (lab3_rx_next_step() in rules.h); each step does its work
  * and tells the rules, until a step must wait for the sender
  * (STEP_WAIT: the serving loop calls run_session() again when the
  * connection moves) or yields (STEP_YIELD: the loop calls it again on its
@@ -126,7 +125,7 @@ int run_session(struct session *s)
 	enum lab3_rx_step step;
 	int ret = 0;
 
-	while (ret == 0 && (step = lab3_rx_step(&s->rx)) != LAB3_RX_NO_STEP) {
+	while (ret == 0 && (step = lab3_rx_next_step(&s->rx)) != LAB3_RX_NO_STEP) {
 		if (s->opt->verbose && !s->waiting)
 			fprintf(stderr, "receiver: session %u: state %s\n",
 				s->number, lab3_rx_step_name(step));
@@ -218,7 +217,7 @@ static int send_region(struct session *s)
 		plant_canaries(s, w);
 		msg.region.length = w->length;
 		msg.region.offset = w->offset;
-		ret = post(s, &msg, 0);
+		ret = post(s, &msg);
 		if (ret != 0)
 			return ret;
 		if (lab3_rx_may_offer(&s->rx) && s->conn.credits > 0)
@@ -341,9 +340,9 @@ static int send_verdict(struct session *s)
 	msg.verdict.verdict = verdict;
 	/* What has come by now, the sender sent before it could know the
 	 * verdict: an ID among it is out of order (recv_id()). */
-	lab3_poll(&s->conn);
+	lab3_take_news(&s->conn);
 	s->early = s->conn.ninbox;
-	ret = post(s, &msg, 0);
+	ret = post(s, &msg);
 	s->has_verdict = ret == 0;	/* the summary's: one that went out */
 	return ret;
 }
@@ -399,34 +398,25 @@ static int send_key(struct session *s)
 					"receiver could not record the session");
 			return -1;
 		}
-		ret = post(s, &msg, TAG_KEY);
+		ret = post(s, &msg);
 		if (ret != 0)
 			return ret;
 		s->key_posted = 1;
+		s->key_send = s->conn.sends_posted;
 	}
 	/* "key sent" only once it has gone: its completion says so
-	 * (key_went_out()).  The connection may end right after, which does
+	 * (conn.sends_completed reaches it).  The connection may end right after, which does
 	 * not undo it: over iWARP a SEND completes once it is on the wire,
 	 * and a sender that has its key may hang up before the receiver
 	 * sees that completion.  Then the session is over. */
-	ret = lab3_try_flush(&s->conn);
+	ret = lab3_sends_completed(&s->conn);
 	if (ret == -EAGAIN)
 		return wait_for_peer(s, 0);
-	if (ret != 0 && !s->key_completed)
+	if (ret != 0 && s->conn.sends_completed < s->key_send)
 		return conn_failed(s, ret);
 	s->key_sent = 1;
 	lab3_rx_key_sent(&s->rx);
 	return ret != 0 ? STEP_OVER : 0;
-}
-
-/* key_went_out: the session's conn.sent: a SEND posted with a tag has
- * completed successfully; the KEY is the only one. */
-void key_went_out(void *owner, uint64_t tag)
-{
-	struct session *s = owner;
-
-	if (tag == TAG_KEY)
-		s->key_completed = 1;
 }
 
 /* wait_disconnect: after step 6 (or a bad verdict at step 4): the
@@ -436,7 +426,7 @@ void key_went_out(void *owner, uint64_t tag)
 static int wait_disconnect(struct session *s)
 {
 	struct lab3_msg msg;
-	int ret = lab3_try_recv_msg(&s->conn, &msg);
+	int ret = lab3_take_msg(&s->conn, &msg);
 
 	if (ret == -ECONNRESET)
 		return STEP_OVER;
@@ -464,20 +454,19 @@ static int receive(struct session *s, struct lab3_msg *msg, int wait_ms)
  * the session has failed. */
 static int receive_any(struct session *s, struct lab3_msg *msg, int wait_ms)
 {
-	int ret = lab3_try_recv_msg(&s->conn, msg);
+	int ret = lab3_take_msg(&s->conn, msg);
 
 	if (ret == -EAGAIN)
 		return wait_for_peer(s, wait_ms);
 	return ret != 0 ? conn_failed(s, ret) : 0;
 }
 
-/* post: send MSG, without waiting for it to go; TAG (or 0) comes back to
- * key_went_out() when it has gone.  0, STEP_WAIT when the send queue is
- * full (the steps that post check conn.credits before anything they
- * cannot do twice), or -1. */
-static int post(struct session *s, const struct lab3_msg *msg, uint64_t tag)
+/* post: send MSG, without waiting for it to go.  0, STEP_WAIT when the
+ * send queue is full (the steps that post check conn.credits before
+ * anything they cannot do twice), or -1. */
+static int post(struct session *s, const struct lab3_msg *msg)
 {
-	int ret = lab3_post_msg(&s->conn, msg, tag);
+	int ret = lab3_post_msg(&s->conn, msg);
 
 	if (ret == -EAGAIN)
 		return s->conn.credits == 0 ? wait_for_room(s) :

@@ -31,10 +31,10 @@
  *   lab3_rx_stored       the oldest finished chunk is hashed and stored
  *   lab3_rx_decide       every chunk is stored: the verdict is out
  *   lab3_rx_key_sent     step 6 is done
- *   lab3_rx_step         which of the receiver's steps comes next
+ *   lab3_rx_next_step    which of the receiver's steps comes next
  *
  * The receiver's states are not a second machine beside these rules:
- * lab3_rx_step() derives each one from where the rules stand.
+ * lab3_rx_next_step() derives each one from where the rules stand.
  *
  * ERROR never reaches these rules: the common layer makes a sender's
  * ERROR the connection's error (see lab3_recv_msg() in common.h), which
@@ -65,7 +65,7 @@ struct lab3_rx {
 	uint64_t nchunks;		/* chunk k: offset k * window_size */
 	uint32_t nwindows;		/* windows this file uses */
 	uint64_t offered;		/* REGIONs sent */
-	uint64_t done;			/* DONEs taken: those chunks are final */
+	uint64_t finished;		/* chunks whose DONE came: final */
 	uint64_t stored;		/* chunks hashed and stored */
 	int verdict;			/* enum lab3_verdict, once decided */
 	int id_taken;			/* the ID came (after a good verdict) */
@@ -155,11 +155,11 @@ static inline int lab3_rx_take_done(struct lab3_rx *rx,
 {
 	uint64_t offset, length;
 
-	if (rx->done == rx->offered || rx->done != rx->stored)
+	if (rx->finished == rx->offered || rx->finished != rx->stored)
 		return lab3_rx_refuse(rx, LAB3_ERR_PROTOCOL, why, why_len,
 				      "protocol error: DONE with no REGION "
 				      "outstanding");
-	lab3_rx_chunk(rx, rx->done, &offset, &length);
+	lab3_rx_chunk(rx, rx->finished, &offset, &length);
 	if (msg->done.offset != offset || msg->done.bytes != length)
 		return lab3_rx_refuse(rx, LAB3_ERR_PROTOCOL, why, why_len,
 				      "protocol error: DONE for %llu bytes at "
@@ -168,7 +168,7 @@ static inline int lab3_rx_take_done(struct lab3_rx *rx,
 				      (unsigned long long)msg->done.offset,
 				      (unsigned long long)length,
 				      (unsigned long long)offset);
-	rx->done++;
+	rx->finished++;
 	return 0;
 }
 
@@ -249,7 +249,7 @@ static inline int lab3_rx_next_region(struct lab3_rx *rx, uint64_t *offset,
  * verdict. */
 static inline int lab3_rx_stored(struct lab3_rx *rx)
 {
-	if (rx->phase != LAB3_RX_CHUNKS || rx->stored == rx->done)
+	if (rx->phase != LAB3_RX_CHUNKS || rx->stored == rx->finished)
 		return 0;
 	rx->stored++;
 	if (rx->stored < rx->nchunks)
@@ -305,17 +305,17 @@ static inline const char *lab3_rx_step_name(enum lab3_rx_step step)
 	return "unknown";
 }
 
-/* lab3_rx_step: the receiver's next step, from where the rules stand.
+/* lab3_rx_next_step: the receiver's next step, from where the rules stand.
  * In the chunks, a chunk whose DONE came is stored first; then a REGION
  * goes out for every window free and chunk left; else the receiver
  * waits for the next DONE. */
-static inline enum lab3_rx_step lab3_rx_step(const struct lab3_rx *rx)
+static inline enum lab3_rx_step lab3_rx_next_step(const struct lab3_rx *rx)
 {
 	switch (rx->phase) {
 	case LAB3_RX_FILE_INFO:
 		return LAB3_RX_RECV_FILE_INFO;
 	case LAB3_RX_CHUNKS:
-		if (rx->done > rx->stored)
+		if (rx->finished > rx->stored)
 			return LAB3_RX_STORE_CHUNK;
 		if (lab3_rx_may_offer(rx))
 			return LAB3_RX_SEND_REGION;
@@ -346,7 +346,7 @@ static inline void lab3_rx_awaiting(const struct lab3_rx *rx,
 		break;
 	case LAB3_RX_RECV_DONE:
 		snprintf(buf, len, "DONE of the chunk at offset %llu",
-			 (unsigned long long)(rx->done * rx->window_size));
+			 (unsigned long long)(rx->finished * rx->window_size));
 		break;
 	case LAB3_RX_RECV_ID:
 		snprintf(buf, len, "ID");
@@ -369,7 +369,7 @@ static inline void lab3_rx_awaiting(const struct lab3_rx *rx,
  * fuzzed; sender.c runs one step function per state.
  *
  *   lab3_tx_begin   a new run, for a file of SIZE bytes
- *   lab3_tx_sent    the step that sends (or connects, or writes) is done
+ *   lab3_tx_advance the step that sends (or connects, or writes) is done
  *   lab3_tx_accept  a message arrived in a receiving state: take it, or
  *                   say why not
  *
@@ -395,7 +395,7 @@ enum lab3_tx_state {
 struct lab3_tx {
 	uint64_t size;			/* the file's length */
 	enum lab3_tx_state state;
-	struct lab3_msg region;		/* the REGION being written */
+	struct lab3_region region;	/* the REGION being written */
 	uint64_t next_offset;		/* where the next REGION must start */
 	uint64_t regions;		/* REGIONs taken */
 	int verdict;			/* enum lab3_verdict, or -1: none yet */
@@ -429,11 +429,11 @@ static inline void lab3_tx_begin(struct lab3_tx *tx, uint64_t size)
 	tx->verdict = -1;
 }
 
-/* lab3_tx_sent: the current state's own work is done (connected, a
+/* lab3_tx_advance: the current state's own work is done (connected, a
  * message posted, a chunk's WRITEs posted): on to the next state.  After
  * a DONE, that is the next REGION while the file has bytes left, else
  * the verdict.  Nothing happens in a receiving state. */
-static inline void lab3_tx_sent(struct lab3_tx *tx)
+static inline void lab3_tx_advance(struct lab3_tx *tx)
 {
 	switch (tx->state) {
 	case LAB3_TX_CONNECT:
@@ -446,7 +446,7 @@ static inline void lab3_tx_sent(struct lab3_tx *tx)
 		tx->state = LAB3_TX_SEND_DONE;
 		break;
 	case LAB3_TX_SEND_DONE:
-		tx->next_offset += tx->region.region.length;
+		tx->next_offset += tx->region.length;
 		tx->state = tx->next_offset < tx->size ? LAB3_TX_RECV_REGION :
 			    LAB3_TX_RECV_VERDICT;
 		break;
@@ -478,7 +478,7 @@ static inline int lab3_tx_take_region(struct lab3_tx *tx,
 		tx->state = LAB3_TX_ENDED;
 		return LAB3_ERR_PROTOCOL;
 	}
-	tx->region = *msg;
+	tx->region = msg->region;
 	tx->regions++;
 	tx->state = LAB3_TX_WRITE_CHUNK;
 	return 0;
@@ -531,7 +531,7 @@ static inline void lab3_tx_awaiting(const struct lab3_tx *tx, char *buf,
 				    size_t len)
 {
 	unsigned long long at = tx->state == LAB3_TX_RECV_REGION ?
-				tx->next_offset : tx->region.region.offset;
+				tx->next_offset : tx->region.offset;
 
 	switch (tx->state) {
 	case LAB3_TX_SEND_FILE_INFO:

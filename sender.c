@@ -23,21 +23,26 @@
  * one DONE.  A larger one loops, and the loop never waits for its WRITEs
  * or DONEs to complete: it posts them and moves on to the next REGION,
  * which the receiver usually sent long before.  Their completions come
- * back through the common layer whenever the sender waits anyway (see
- * "The completion model" in common.h): each finished WRITE releases its
- * piece of the file, each finished DONE counts its chunk (sent()).  So
- * the link stays busy while the receiver hashes and stores the previous
- * chunk.
+ * back whenever the sender waits anyway (see "The completion model" in
+ * common.h), and reap() takes the ones that have: each finished WRITE
+ * releases its piece of the file, each finished DONE counts its chunk.
+ * So the link stays busy while the receiver hashes and stores the
+ * previous chunk.
  *
- * The file reads top down, in the order it runs: main(), the file
- * (opened and hashed first), run() with the lab's sequence, one function
+ * Every wait here has one shape: take what is needed (a message, a
+ * credit to post with, the end of our sends); while it is not there,
+ * lab3_wait() for the connection's next news, which also brings its
+ * errors and timeouts.
+ *
+ * The file reads top down, in the order it runs: main(), run() (the file,
+ * setup in rdma_cm's order, the lab's sequence, teardown), one function
  * per step in the lab's order, then the helpers they use.
  *
  * Any failure ends the run with one line on stderr and the exit status
  * that names its kind (enum lab3_exit in common.h).  The machinery around
- * the lab is in sender_cli.c: the command line, --wait's pauses, the
- * progress bar, the summary line and --json (one JSON object on stdout
- * instead of the key, however the run ends).
+ * the lab is in cli/sender_cli.c: the command line, the pin budget,
+ * --wait's pauses, the progress bar, and the report: the key, the summary
+ * line, or --json (one JSON object on stdout, however the run ends).
  */
 
 #include <errno.h>
@@ -57,19 +62,16 @@
 #define HASH_BLOCK (1u << 20)		/* bytes read at a time to hash */
 #define ERROR_LINE_MAX 8192		/* bytes of the one-line error, at most */
 
-/* What the sender tags its send-queue work with, so that the common
- * layer can say which of it has completed (sent()). */
-enum send_tag {
-	TAG_WRITE = 1,			/* an RDMA WRITE of a piece of the file */
-	TAG_DONE,			/* a chunk's DONE */
-};
-
-/* A piece of the file in flight: an RDMA WRITE, whose registration is
- * held until it completes; or a chunk whose DONE has not completed. */
+/* A WRITE or a DONE in flight, oldest first in struct sender's
+ * inflight: a WRITE holds its piece of the file registered until it
+ * completes; a DONE's chunk counts once it completes.  The send queue
+ * completes in the order it was posted: the entry has completed once the
+ * connection's sends_completed has reached its COMPLETE_AT. */
 struct piece {
 	struct ibv_mr *mr;		/* a WRITE's; NULL for a DONE */
 	uint64_t offset;
 	uint64_t length;
+	uint64_t complete_at;		/* conn.sends_posted once posted */
 };
 
 struct sender {
@@ -90,14 +92,12 @@ struct sender {
 	struct lab3_tx tx;
 
 	/* The transfer: what is in flight, and what has landed. */
-	struct piece writes[LAB3_SEND_DEPTH];	/* WRITEs posted, oldest 1st */
-	int nwrites;
-	struct piece sent[LAB3_SEND_DEPTH];	/* DONEs posted, oldest first */
-	int nsent;
+	struct piece inflight[LAB3_SEND_DEPTH];	/* oldest first */
+	int ninflight;
 	uint64_t pinned;		/* bytes registered for WRITEs now */
 	uint64_t pin_budget;		/* at most, under `ulimit -l` */
 	uint32_t piece_max;		/* bytes in one WRITE, at most */
-	uint64_t bytes_done;		/* in chunks whose DONE completed */
+	uint64_t bytes_landed;		/* in chunks whose DONE completed */
 
 	struct sender_times times;	/* for the summary line, --json and
 					 * the progress bar (sender_cli.h) */
@@ -105,18 +105,20 @@ struct sender {
 	const char *verdict;		/* "good" or "bad" once it came */
 	uint8_t key[LAB3_KEY_LEN];
 	int has_key;
+	const char *error_after_key;	/* the receiver's ERROR after it */
 	enum lab3_exit exit_status;	/* why the run FAILED */
 	char error[ERROR_LINE_MAX];	/* and the line that said so */
 };
 
-/* Before connecting: the file, opened, hashed and mapped. */
+/* The run: the file, the lab's sequence over one connection, teardown. */
+static void run(struct sender *s);
 static int open_file(struct sender *s);
 static int hash_file(struct sender *s);
+static void run_lab(struct sender *s);
+static int run_state(struct sender *s, int (*state)(struct sender *s));
 
-/* The lab's sequence and its steps, one function each, in the lab's
- * order; each returns 0, or -1 after saying why the run failed. */
-static enum lab3_exit run(struct sender *s);
-static int step(struct sender *s, int (*do_step)(struct sender *s));
+/* The lab's states, one function each, in the lab's order; each returns
+ * 0, or -1 after saying why the run failed. */
 static int connect_to_receiver(struct sender *s);	/* CONNECT */
 static int send_file_info(struct sender *s);		/* step 1 */
 static int recv_region(struct sender *s);		/* step 2 */
@@ -136,17 +138,17 @@ static int fail(struct sender *s, enum lab3_exit status, const char *fmt,
 static int fail_conn(struct sender *s, int ret);
 static int protocol_error(struct sender *s, const char *why);
 static int post_write_piece(struct sender *s, uint64_t offset, uint32_t len,
-			    uint64_t remote_addr, uint32_t rkey, int wait_ms);
-static void sent(void *owner, uint64_t tag);
+			    int wait_ms);
+static void reap(struct sender *s);
 static void release_pieces(struct sender *s);
 static void show_progress(struct sender *s, int final);
 static int check_file_size(struct sender *s);
 
 /* ---- The run ---- */
 
-/* main: the whole run: the command line, the file, the lab's steps, the
- * key on stdout (or, with --json, the JSON object, however the run
- * ended); the exit status says how it ended (enum lab3_exit). */
+/* main: the command line, the run, and its report: the key on stdout (or
+ * with --json the JSON object, however the run ended); the exit status
+ * says how it ended (enum lab3_exit). */
 int main(int argc, char **argv)
 {
 	struct sender s = {
@@ -154,46 +156,34 @@ int main(int argc, char **argv)
 		.opt.timeout_s = LAB3_DEFAULT_TIMEOUT,
 		.times.start = now_s(),
 	};
-	char key_hex[2 * LAB3_KEY_LEN + 1];
-	enum lab3_exit status;
 
 	if (sender_parse_args(&s.opt, argc, argv) != 0)
 		return LAB3_EXIT_USAGE;
 	sender_pin_budget(&s.pin_budget, &s.piece_max);
+	run(&s);
+	sender_report(&s.opt, &s.times, &(struct sender_outcome) {
+		.verdict = s.verdict, .key = s.has_key ? s.key : NULL,
+		.size = s.size, .size_known = s.size_known,
+		.error = s.error, .error_after_key = s.error_after_key,
+		.status = s.exit_status });
+	return s.exit_status;
+}
 
-	if (open_file(&s) != 0) {
-		status = s.exit_status;
-		goto out_close;
-	}
-	lab3_tx_begin(&s.tx, s.size);
-	status = run(&s);
-	show_progress(&s, 1);
-	if (status == LAB3_EXIT_OK && !s.opt.json) {
-		lab3_hex(s.key, LAB3_KEY_LEN, key_hex);
-		printf("secret key: %s\n", key_hex);
-		fflush(stdout);
-		sender_print_summary(&s.opt, &s.times, s.size);
-		/* The key came: the run succeeded, whatever followed. */
-		if (s.conn.error == -EREMOTEIO)
-			fprintf(stderr, "sender: %s: after the key, the "
-				"receiver sent ERROR: %s\n", s.opt.where,
-				s.conn.err);
-	}
-
-	lab3_disconnect(&s.conn);
-	release_pieces(&s);
-	lab3_conn_destroy(&s.conn);
-out_close:
-	if (s.data != NULL)
-		munmap(s.data, s.size);
-	if (s.fd >= 0)
-		close(s.fd);
-	if (s.opt.json)		/* --json's object, however the run ended */
-		sender_print_json(&s.opt, &s.times, &(struct sender_outcome) {
-			.verdict = s.verdict, .key = s.has_key ? s.key : NULL,
-			.size = s.size, .size_known = s.size_known,
-			.error = s.error, .status = status });
-	return status;
+/* run: the file (opened, hashed and mapped before any connection, so that
+ * a missing or unreadable one is said at once), the lab over one
+ * connection, and teardown in the reverse order of setup. */
+static void run(struct sender *s)
+{
+	if (open_file(s) == 0)
+		run_lab(s);
+	show_progress(s, 1);
+	lab3_disconnect(&s->conn);
+	release_pieces(s);
+	lab3_conn_destroy(&s->conn);
+	if (s->data != NULL)
+		munmap(s->data, s->size);
+	if (s->fd >= 0)
+		close(s->fd);
 }
 
 /* ---- Before connecting: the file ---- */
@@ -293,51 +283,57 @@ static int hash_file(struct sender *s)
 
 /* ---- The lab's sequence ---- */
 
-/* run: the lab's sequence, one step after the other: connect; step 1,
- * FILE_INFO; then for each chunk of the file, step 2, its REGION, and
+/* run_lab: the lab's sequence, one state after the other: connect; step
+ * 1, FILE_INFO; then for each chunk of the file, step 2, its REGION, and
  * step 3, its RDMA WRITEs and its DONE; then steps 4 to 6: the VERDICT,
- * the ID and the KEY.  Each step returns 0, or -1 after saying why the
- * run failed (s->exit_status); the rules (lab3_tx_* in rules.h) judge
- * every message the receiver sends and keep the REGION being written. */
-static enum lab3_exit run(struct sender *s)
+ * the ID and the KEY.  Each returns 0, or -1 after saying why the run
+ * failed (s->exit_status); the rules (lab3_tx_* in rules.h) judge every
+ * message the receiver sends and keep the REGION being written. */
+static void run_lab(struct sender *s)
 {
-	if (step(s, connect_to_receiver) != 0 ||
-	    step(s, send_file_info) != 0)
-		return s->exit_status;
+	lab3_tx_begin(&s->tx, s->size);
+	if (run_state(s, connect_to_receiver) != 0 ||
+	    run_state(s, send_file_info) != 0)
+		return;
 	do {
-		if (step(s, recv_region) != 0 || step(s, write_chunk) != 0 ||
-		    step(s, send_done) != 0)
-			return s->exit_status;
+		if (run_state(s, recv_region) != 0 ||
+		    run_state(s, write_chunk) != 0 ||
+		    run_state(s, send_done) != 0)
+			return;
 	} while (s->tx.next_offset < s->size);
-	if (step(s, recv_verdict) != 0)
-		return s->exit_status;
+	if (run_state(s, recv_verdict) != 0)
+		return;
 	if (s->tx.state != LAB3_TX_SEND_ID) {	/* a bad verdict, and on */
 		fail(s, LAB3_EXIT_PROTOCOL, "the run ended in state %s, yet "
 		     "recv_verdict() returned 0 (after a bad verdict, it must "
 		     "fail the run: exit %d)", lab3_tx_state_name(s->tx.state),
 		     LAB3_EXIT_BAD_VERDICT);
-		return s->exit_status;
+		return;
 	}
-	if (step(s, send_id) != 0 || step(s, recv_key) != 0)
-		return s->exit_status;
-	return LAB3_EXIT_OK;
+	if (run_state(s, send_id) != 0 || run_state(s, recv_key) != 0)
+		return;
+	s->exit_status = LAB3_EXIT_OK;
+	if (s->conn.error == -EREMOTEIO)	/* the key came all the same */
+		s->error_after_key = s->conn.err;
 }
 
-/* step: run one step: with -v, say which state the rules are in; and
- * name what its waits are for, which a timeout's message says. */
-static int step(struct sender *s, int (*do_step)(struct sender *s))
+/* run_state: run the function of one state: with -v, say which state the
+ * rules are in; and name what its waits are for, which a timeout's
+ * message says. */
+static int run_state(struct sender *s, int (*state)(struct sender *s))
 {
 	if (s->opt.verbose)
 		fprintf(stderr, "sender: state %s\n",
 			lab3_tx_state_name(s->tx.state));
 	lab3_tx_awaiting(&s->tx, s->conn.awaiting, sizeof(s->conn.awaiting));
-	return do_step(s);
+	return state(s);
 }
 
-/* ---- The steps, in the lab's order ---- */
+/* ---- The states, in the lab's order ---- */
 
-/* connect_to_receiver: CONNECT, before step 1: resolve the receiver's
- * address and route, and connect.  A receiver busy with other sessions
+/* connect_to_receiver: CONNECT, before step 1, in rdma_cm's order:
+ * resolve the receiver's address and a route to it, build the connection
+ * on that device, and connect.  A receiver busy with other sessions
  * refuses at once (exit 4); with --wait, the sender asks again after a
  * pause (sender_wait_for_turn()) until its wait is over. */
 static int connect_to_receiver(struct sender *s)
@@ -347,7 +343,9 @@ static int connect_to_receiver(struct sender *s)
 
 	do {
 		init_conn(s);
-		ret = lab3_connect(&s->conn, s->opt.host, s->opt.port);
+		ret = lab3_resolve(&s->conn, s->opt.host, s->opt.port);
+		if (ret == 0)
+			ret = lab3_connect(&s->conn);
 	} while (ret != 0 && s->conn.refused_busy &&
 		 sender_wait_for_turn(&s->opt, s->conn.err, give_up_at,
 				      ++tries) == 0);
@@ -364,7 +362,7 @@ static int connect_to_receiver(struct sender *s)
 	if (ret != 0)
 		return fail(s, LAB3_EXIT_CONNECTION, "connect to %s: %s",
 			    s->opt.where, s->conn.err);
-	lab3_tx_sent(&s->tx);
+	lab3_tx_advance(&s->tx);
 	return 0;
 }
 
@@ -392,24 +390,23 @@ static int recv_region(struct sender *s)
 {
 	/* SOLUTION step 2: Wait for the REGION with receive(), allowing
 	 * wait_ms = lab3_wait_for_bytes() (common.h) of the last REGION's
-	 * length, s->tx.region.region.length (0 before the first).  The
-	 * rules check it and keep it in s->tx.region; receive() says why
-	 * not and returns -1. */
-	const struct lab3_msg *r = &s->tx.region;
+	 * length, s->tx.region.length (0 before the first).  The rules check
+	 * it and keep it in s->tx.region; receive() says why not and returns
+	 * -1. */
+	const struct lab3_region *r = &s->tx.region;
 	struct lab3_msg msg;
 	int wait_ms;
 
 	/* The receiver sends it once it has stored the chunk that was in
 	 * that window: allow for one chunk's worth of its time. */
-	wait_ms = lab3_wait_for_bytes(&s->conn, r->region.length);
+	wait_ms = lab3_wait_for_bytes(&s->conn, r->length);
 	if (receive(s, &msg, wait_ms) != 0)
 		return -1;
 	if (s->opt.verbose)
 		fprintf(stderr, "sender: region addr=0x%llx length=%llu "
-			"rkey=0x%x offset=%llu\n",
-			(unsigned long long)r->region.addr,
-			(unsigned long long)r->region.length,
-			r->region.rkey, (unsigned long long)r->region.offset);
+			"rkey=0x%x offset=%llu\n", (unsigned long long)r->addr,
+			(unsigned long long)r->length, r->rkey,
+			(unsigned long long)r->offset);
 	return 0;
 	/* END SOLUTION */
 }
@@ -418,40 +415,36 @@ static int recv_region(struct sender *s)
  * window, in pieces no larger than the device's largest message nor
  * piece_max, without waiting for them.  Each piece is registered from
  * the file's mapping on its own (read access only: the NIC reads it,
- * nobody writes it) and released when its WRITE completes. */
+ * nobody writes it) and released when its WRITE completes (reap()). */
 static int write_chunk(struct sender *s)
 {
-	/* SOLUTION step 3: RDMA-WRITE the chunk s->tx.region names
-	 * (region.length bytes of the file from region.offset, under
-	 * region.rkey) in pieces of at most min(s->conn.max_msg_size,
-	 * s->piece_max) bytes: the piece that starts DONE bytes into the
-	 * chunk goes from file offset region.offset + DONE to the remote
-	 * address region.addr + DONE (not to region.addr each time: only a
-	 * chunk of many pieces shows that mistake).  Post each with
-	 * post_write_piece(), whose wait_ms is
+	/* SOLUTION step 3: RDMA-WRITE the chunk s->tx.region names (its
+	 * length bytes of the file from its offset, under its rkey) in
+	 * pieces of at most min(s->conn.max_msg_size, s->piece_max) bytes:
+	 * the piece that starts WRITTEN bytes into the chunk goes from file
+	 * offset offset + WRITTEN to the remote address addr + WRITTEN (not
+	 * to addr each time: only a chunk of many pieces shows that
+	 * mistake).  Post each with post_write_piece(), whose wait_ms is
 	 * lab3_wait_for_bytes() of one piece; do not wait for them.  First
 	 * check_file_size() if the chunk is not empty.  post_write_piece()'s
-	 * -ENOMEM, -EPERM or -EAGAIN (the piece could not be registered,
-	 * conn_reg_error()): first fail(s, LAB3_EXIT_LOCAL, "%s: %s",
+	 * -ENOMEM, -EPERM or -EAGAIN (the piece could not be registered:
+	 * conn.err says why): first fail(s, LAB3_EXIT_LOCAL, "%s: %s",
 	 * s->opt.path, s->conn.err), then lab3_send_error(&s->conn,
 	 * LAB3_ERR_INTERNAL, "the sender cannot register its file"); any
-	 * other error: fail_conn().  Then lab3_tx_sent(&s->tx). */
-	const struct lab3_msg *r = &s->tx.region;
-	uint64_t offset = r->region.offset, length = r->region.length;
+	 * other error: fail_conn().  Then lab3_tx_advance(&s->tx). */
+	const struct lab3_region *r = &s->tx.region;
 	uint32_t piece = s->conn.max_msg_size < s->piece_max ?
 			 s->conn.max_msg_size : s->piece_max;
 	int wait_ms = lab3_wait_for_bytes(&s->conn, piece);
 	int ret;
 
-	if (length > 0 && check_file_size(s) != 0)
+	if (r->length > 0 && check_file_size(s) != 0)
 		return -1;
-	for (uint64_t done = 0; done < length; ) {
-		uint32_t len = length - done < piece ?
-			       (uint32_t)(length - done) : piece;
+	for (uint64_t written = 0; written < r->length; ) {
+		uint32_t len = r->length - written < piece ?
+			       (uint32_t)(r->length - written) : piece;
 
-		ret = post_write_piece(s, offset + done, len,
-				       r->region.addr + done, r->region.rkey,
-				       wait_ms);
+		ret = post_write_piece(s, written, len, wait_ms);
 		if (ret == -ENOMEM || ret == -EPERM || ret == -EAGAIN) {
 			fail(s, LAB3_EXIT_LOCAL, "%s: %s", s->opt.path,
 			     s->conn.err);
@@ -461,41 +454,43 @@ static int write_chunk(struct sender *s)
 		}
 		if (ret != 0)
 			return fail_conn(s, ret);
-		done += len;
+		written += len;
 	}
-	lab3_tx_sent(&s->tx);
+	lab3_tx_advance(&s->tx);
 	return 0;
 	/* END SOLUTION */
 }
 
 /* send_done: step 3, DONE: announce the chunk just written.  It follows
  * the chunk's WRITEs on the same queue pair, so it lands after them; its
- * completion counts the chunk as sent (chunk_done()).  Then the rules
- * move on: to the next REGION, or after the last chunk to the verdict. */
+ * completion counts the chunk as landed (reap()).  Then the rules move
+ * on: to the next REGION, or after the last chunk to the verdict. */
 static int send_done(struct sender *s)
 {
 	/* SOLUTION step 3: Post a DONE for the chunk just written with
-	 * lab3_post_msg(..., TAG_DONE) (common.h), without waiting for it
-	 * to complete: it follows the WRITEs on the same queue pair.  The
-	 * WRITEs may have filled the send queue: lab3_wait_for_room() first
-	 * (wait_ms 0: the timeout).  An error of either: fail_conn().
-	 * Remember the chunk in s->sent (chunk_done() counts it when its
-	 * DONE completes), then lab3_tx_sent(). */
+	 * lab3_post_msg() (common.h), without waiting for it to complete:
+	 * it follows the WRITEs on the same queue pair.  While the WRITEs
+	 * fill the send queue it says -EAGAIN: then lab3_wait(&s->conn, 0)
+	 * and try again.  Another error: fail_conn().  Remember the chunk
+	 * in s->inflight (reap() counts it when its DONE completes), then
+	 * lab3_tx_advance(). */
 	struct lab3_msg msg = { .type = LAB3_MSG_DONE };
 	int ret;
 
-	msg.done.offset = s->tx.region.region.offset;
-	msg.done.bytes = s->tx.region.region.length;
-	ret = lab3_wait_for_room(&s->conn, 0);
-	if (ret == 0)
-		ret = lab3_post_msg(&s->conn, &msg, TAG_DONE);
+	msg.done.offset = s->tx.region.offset;
+	msg.done.bytes = s->tx.region.length;
+	while ((ret = lab3_post_msg(&s->conn, &msg)) == -EAGAIN) {
+		lab3_wait(&s->conn, 0);
+		reap(s);
+	}
 	if (ret != 0)
 		return fail_conn(s, ret);
-	s->sent[s->nsent++] = (struct piece) {
+	s->inflight[s->ninflight++] = (struct piece) {
 		.offset = msg.done.offset,
 		.length = msg.done.bytes,
+		.complete_at = s->conn.sends_posted,
 	};
-	lab3_tx_sent(&s->tx);
+	lab3_tx_advance(&s->tx);
 	return 0;
 	/* END SOLUTION */
 }
@@ -508,12 +503,12 @@ static int recv_verdict(struct sender *s)
 	 * s->times.verdict), allowing lab3_wait_for_bytes() of
 	 * LAB3_WINDOWS_MAX times the last REGION's length, or of the file if
 	 * that is less: the receiver may have a chunk to store in each of its
-	 * windows.  Set s->verdict to "good" or "bad"; lab3_flush(..., 0) so
-	 * that every WRITE and DONE has completed (an error: fail_conn());
+	 * windows.  Set s->verdict to "good" or "bad"; then wait until every
+	 * WRITE and DONE has completed: while lab3_sends_completed() says
+	 * -EAGAIN, lab3_wait(&s->conn, 0) (another error: fail_conn());
 	 * check_file_size().  A bad verdict: fail(s, LAB3_EXIT_BAD_VERDICT,
 	 * ...), which ends the run. */
-	uint64_t last = s->tx.region.region.length;
-	uint64_t behind = (uint64_t)LAB3_WINDOWS_MAX * last;
+	uint64_t behind = (uint64_t)LAB3_WINDOWS_MAX * s->tx.region.length;
 	struct lab3_msg msg;
 	int wait_ms, ret;
 
@@ -527,7 +522,9 @@ static int recv_verdict(struct sender *s)
 	/* The VERDICT is in: what is left to wait for is our own sends. */
 	snprintf(s->conn.awaiting, sizeof(s->conn.awaiting), "%s",
 		 "our WRITEs and DONEs to complete");
-	ret = lab3_flush(&s->conn, 0);
+	while ((ret = lab3_sends_completed(&s->conn)) == -EAGAIN)
+		lab3_wait(&s->conn, 0);
+	reap(s);
 	if (ret != 0)
 		return fail_conn(s, ret);
 	if (check_file_size(s) != 0)
@@ -578,32 +575,43 @@ static void init_conn(struct sender *s)
 		.prog = "sender",
 		.verbose = s->opt.verbose,
 		.timeout_ms = s->opt.timeout_s * 1000,
-		.sent = sent,
-		.owner = s,
 	};
 }
 
-/* send_step: the whole work of a state that sends one message: send
- * MSG, wait for it to go, and let the rules move on. */
+/* send_step: the whole work of a state that sends one message: post a
+ * SEND of MSG (waiting while the send queue is full), wait until it and
+ * everything before it has completed, and let the rules move on. */
 static int send_step(struct sender *s, const struct lab3_msg *msg)
 {
-	int ret = lab3_send_msg(&s->conn, msg);
+	int ret;
 
+	while ((ret = lab3_post_msg(&s->conn, msg)) == -EAGAIN)
+		lab3_wait(&s->conn, 0);
+	while (ret == 0 && (ret = lab3_sends_completed(&s->conn)) == -EAGAIN)
+		lab3_wait(&s->conn, 0);
+	reap(s);
 	if (ret != 0)
 		return fail_conn(s, ret);
-	lab3_tx_sent(&s->tx);
+	lab3_tx_advance(&s->tx);
 	return 0;
 }
 
 /* receive: the next message, waiting up to WAIT_MS of silence for it,
  * judged by the rules (lab3_tx_accept): it must be the one the current
  * state expects.  Returns 0, or -1 after reporting why and recording the
- * exit status. */
+ * exit status.  While it waits, siw's nudge goes out when it is due
+ * (lab3_nudge(): nothing on other providers), and the WRITEs and DONEs
+ * that complete meanwhile are reaped. */
 static int receive(struct sender *s, struct lab3_msg *msg, int wait_ms)
 {
 	char why[LAB3_ERR_LEN];
-	int ret = lab3_recv_msg(&s->conn, msg, wait_ms);
+	int ret;
 
+	while ((ret = lab3_take_msg(&s->conn, msg)) == -EAGAIN) {
+		lab3_nudge(&s->conn);
+		lab3_wait(&s->conn, wait_ms);
+		reap(s);
+	}
 	if (ret != 0)
 		return fail_conn(s, ret);
 	if (lab3_tx_accept(&s->tx, msg, why, sizeof(why)) != 0)
@@ -668,100 +676,89 @@ static int protocol_error(struct sender *s, const char *why)
 
 /* ---- The transfer: pieces in flight ---- */
 
-/* post_write_piece: register LEN bytes of the file at OFFSET and post
- * an RDMA WRITE of them to REMOTE_ADDR/RKEY.  First, while the send queue
- * is full or the piece would take the registered bytes over pin_budget,
- * wait (up to WAIT_MS of silence each time) for WRITEs to complete and
- * release theirs. */
-static int post_write_piece(struct sender *s, uint64_t offset, uint32_t len,
-			    uint64_t remote_addr, uint32_t rkey, int wait_ms)
+/* post_write_piece: register LEN bytes of the chunk s->tx.region names,
+ * WRITTEN bytes into it, and post an RDMA WRITE of them to the same
+ * place in its window.  First, while the piece would take the registered
+ * bytes over pin_budget, wait (up to WAIT_MS of silence each time) for
+ * WRITEs to complete and release theirs; and while the send queue is
+ * full, for room. */
+static int post_write_piece(struct sender *s, uint64_t written, uint32_t len,
+			    int wait_ms)
 {
-	uint8_t *src = (uint8_t *)s->data + offset;
+	const struct lab3_region *r = &s->tx.region;
+	uint8_t *src = (uint8_t *)s->data + r->offset + written;
 	struct ibv_mr *mr;
 	int ret;
 
-	while (s->conn.credits == 0 || s->conn.error != 0 ||
-	       (s->nwrites > 0 && s->pinned + len > s->pin_budget)) {
+	while (s->pinned > 0 && s->pinned + len > s->pin_budget) {
 		ret = lab3_wait(&s->conn, wait_ms);
 		if (ret != 0)
 			return ret;
+		reap(s);
 	}
 	ret = lab3_reg_mr(&s->conn, src, len, 0, &mr);	/* read only */
 	if (ret != 0)
 		return ret;
-	ret = lab3_post_write(&s->conn, mr, src, len, remote_addr, rkey,
-			      TAG_WRITE);
+	while ((ret = lab3_post_write(&s->conn, mr, src, len, r->addr + written,
+				      r->rkey)) == -EAGAIN) {
+		lab3_wait(&s->conn, wait_ms);
+		reap(s);
+	}
 	if (ret != 0) {
 		ibv_dereg_mr(mr);
 		return ret;
 	}
-	s->writes[s->nwrites++] = (struct piece) {
-		.mr = mr, .offset = offset, .length = len,
+	s->inflight[s->ninflight++] = (struct piece) {
+		.mr = mr, .offset = r->offset + written, .length = len,
+		.complete_at = s->conn.sends_posted,
 	};
 	s->pinned += len;
 	return 0;
 }
 
-/* pop_piece: take the oldest entry of a FIFO of pieces. */
-static struct piece pop_piece(struct piece *fifo, int *n)
+/* reap: the WRITEs and DONEs in flight that have completed, oldest first
+ * (the send queue completes in order): a WRITE's registration is
+ * released, and, since the NIC is done with them, its pages; a DONE's
+ * chunk has landed, and counts. */
+static void reap(struct sender *s)
 {
-	struct piece p = fifo[0];
+	while (s->ninflight > 0 &&
+	       s->inflight[0].complete_at <= s->conn.sends_completed) {
+		struct piece p = s->inflight[0];
 
-	(*n)--;
-	memmove(&fifo[0], &fifo[1], *n * sizeof(fifo[0]));
-	return p;
-}
-
-/* write_done: the oldest WRITE has completed: release its registration
- * and, since the NIC is done with them, its pages. */
-static void write_done(struct sender *s)
-{
-	struct piece p = pop_piece(s->writes, &s->nwrites);
-
-	ibv_dereg_mr(p.mr);
-	s->pinned -= p.length;
-	madvise((uint8_t *)s->data + p.offset, p.length, MADV_DONTNEED);
-}
-
-/* chunk_done: the oldest DONE has completed, so the whole chunk has
- * landed: count it. */
-static void chunk_done(struct sender *s)
-{
-	struct piece c = pop_piece(s->sent, &s->nsent);
-
-	s->bytes_done += c.length;
-	if (s->bytes_done == s->size && s->tx.next_offset == s->size)
-		s->times.written = now_s();
-	show_progress(s, 0);
-}
-
-/* sent: the common layer's word that a tagged WRITE or DONE has
- * completed.  The send queue completes in order, so it is the oldest of
- * its kind. */
-static void sent(void *owner, uint64_t tag)
-{
-	struct sender *s = owner;
-
-	if (tag == TAG_WRITE && s->nwrites > 0)
-		write_done(s);
-	else if (tag == TAG_DONE && s->nsent > 0)
-		chunk_done(s);
+		s->ninflight--;
+		memmove(&s->inflight[0], &s->inflight[1],
+			s->ninflight * sizeof(s->inflight[0]));
+		if (p.mr != NULL) {
+			ibv_dereg_mr(p.mr);
+			s->pinned -= p.length;
+			madvise((uint8_t *)s->data + p.offset, p.length,
+				MADV_DONTNEED);
+			continue;
+		}
+		s->bytes_landed += p.length;
+		if (s->bytes_landed == s->size &&
+		    s->tx.next_offset == s->size)
+			s->times.written = now_s();
+		show_progress(s, 0);
+	}
 }
 
 /* release_pieces: deregister what a failed run left registered, before
  * the protection domain goes. */
 static void release_pieces(struct sender *s)
 {
-	for (int i = 0; i < s->nwrites; i++)
-		ibv_dereg_mr(s->writes[i].mr);
-	s->nwrites = 0;
+	for (int i = 0; i < s->ninflight; i++)
+		if (s->inflight[i].mr != NULL)
+			ibv_dereg_mr(s->inflight[i].mr);
+	s->ninflight = 0;
 }
 
 /* show_progress: the progress bar, on a terminal unless -q
  * (sender_show_progress()); FINAL erases it. */
 static void show_progress(struct sender *s, int final)
 {
-	sender_show_progress(&s->opt, &s->times, s->name, s->bytes_done,
+	sender_show_progress(&s->opt, &s->times, s->name, s->bytes_landed,
 			     s->size, final);
 }
 
@@ -777,5 +774,3 @@ static int check_file_size(struct sender *s)
 	     "(%llu bytes when hashed)", s->opt.path, (unsigned long long)s->size);
 	return -1;
 }
-
-/* ---- The end ---- */

@@ -144,9 +144,9 @@ static struct phase_times phase_times(const struct sender_times *at,
 	return t;
 }
 
-/* sender_print_summary: the one line on stderr after a good run: the
- * time of each phase and the transfer's goodput (see phase_times()). */
-void sender_print_summary(const struct sender_options *opt,
+/* print_summary: the one line on stderr after a good run: the time of
+ * each phase and the transfer's goodput (see phase_times()). */
+static void print_summary(const struct sender_options *opt,
 			  const struct sender_times *times, uint64_t size)
 {
 	struct phase_times t = phase_times(times, size);
@@ -183,11 +183,11 @@ static void print_json_number(const char *name, double value, int digits)
 		printf(", \"%s\": %.*f", name, digits, value);
 }
 
-/* sender_print_json: --json's one line on stdout, a JSON object that tells how
+/* print_json: --json's one line on stdout, a JSON object that tells how
  * the run ended, whichever way it ended once the command line had been
  * accepted: verdict, key, timings, error (the one-line error without its
  * "sender: ") and exit_status. */
-void sender_print_json(const struct sender_options *opt,
+static void print_json(const struct sender_options *opt,
 		       const struct sender_times *times,
 		       const struct sender_outcome *out)
 {
@@ -230,6 +230,28 @@ void sender_print_json(const struct sender_options *opt,
 	}
 	printf(", \"exit_status\": %d}\n", (int)out->status);
 	fflush(stdout);
+}
+
+/* sender_report: see sender_cli.h. */
+void sender_report(const struct sender_options *opt,
+		   const struct sender_times *t,
+		   const struct sender_outcome *out)
+{
+	char key_hex[2 * LAB3_KEY_LEN + 1];
+
+	if (opt->json) {
+		print_json(opt, t, out);
+		return;
+	}
+	if (out->status != LAB3_EXIT_OK || out->key == NULL)
+		return;
+	lab3_hex(out->key, LAB3_KEY_LEN, key_hex);
+	printf("secret key: %s\n", key_hex);
+	fflush(stdout);
+	print_summary(opt, t, out->size);
+	if (out->error_after_key != NULL)
+		fprintf(stderr, "sender: %s: after the key, the receiver sent "
+			"ERROR: %s\n", opt->where, out->error_after_key);
 }
 
 /* ---- Command line ---- */

@@ -1,7 +1,7 @@
 /*
  * sender_cli.h - the sender's machinery around the lab (sender_cli.c):
  * its command line, the pin budget under `ulimit -l`, --wait's pauses,
- * the progress bar, the summary line and --json.  sender.c holds the lab
+ * the progress bar, and the report: the key, the summary line, --json.  sender.c holds the lab
  * itself.
  */
 #ifndef LAB3_SENDER_CLI_H
@@ -33,13 +33,15 @@ struct sender_times {
 	int progress_shown;
 };
 
-/* How a run ended, for --json. */
+/* How a run ended, for its report. */
 struct sender_outcome {
 	const char *verdict;		/* "good", "bad" or NULL */
 	const uint8_t *key;		/* LAB3_KEY_LEN bytes, or NULL */
 	uint64_t size;
 	int size_known;			/* size is known: a regular file */
 	const char *error;		/* the one-line error, or "" */
+	const char *error_after_key;	/* the receiver's ERROR after the
+					 * key, or NULL */
 	enum lab3_exit status;
 };
 
@@ -67,13 +69,12 @@ void sender_show_progress(const struct sender_options *opt,
 			  struct sender_times *t, const char *name,
 			  uint64_t done, uint64_t size, int final);
 
-/* The one line on stderr after a good run of SIZE bytes. */
-void sender_print_summary(const struct sender_options *opt,
-			  const struct sender_times *t, uint64_t size);
-
-/* --json's one line on stdout, however the run ended. */
-void sender_print_json(const struct sender_options *opt,
-		       const struct sender_times *t,
-		       const struct sender_outcome *out);
+/* The run's report: after a good run, "secret key: HEX" on stdout and
+ * the summary line on stderr (and a word on an ERROR the receiver sent
+ * after the key); with --json, one JSON object on stdout instead,
+ * however the run ended. */
+void sender_report(const struct sender_options *opt,
+		   const struct sender_times *t,
+		   const struct sender_outcome *out);
 
 #endif /* LAB3_SENDER_CLI_H */

@@ -20,11 +20,12 @@
 #include "common.h"
 #include "listener.h"
 #include "session.h"
+#include "util.h"
 
 /* The server blocks only in its one wait (wait_for_events()): the calls
  * that can block on a connection are poisoned here, so that using one
  * does not compile. */
-#pragma GCC poison lab3_wait lab3_wait_for_room lab3_recv_msg lab3_flush
+#pragma GCC poison lab3_wait lab3_nudge lab3_resolve lab3_connect
 #pragma GCC poison lab3_send_msg lab3_send_error lab3_disconnect
 
 #define CLOSE_WAIT_MS 1000	/* for a failed session's ERROR to go */
@@ -97,7 +98,7 @@ static void finish_session(struct server *srv, struct session *s)
 	int i;
 
 	free_windows(s);
-	lab3_conn_destroy(&s->conn);
+	lab3_server_conn_destroy(&s->conn);
 	if (s->ledger_fd >= 0 && !s->recorded &&
 	    (s->has_file_info ? record_session(s, s->key_sent, err,
 					       sizeof(err)) :
@@ -301,8 +302,6 @@ static void new_session(struct server *srv, struct rdma_cm_id *id)
 			.prog = "receiver",
 			.verbose = srv->opt->verbose,
 			.timeout_ms = srv->opt->timeout_s * 1000,
-			.sent = key_went_out,
-			.owner = s,
 		},
 		.life = LIFE_ACCEPTING,
 	};
@@ -321,7 +320,7 @@ static void new_session(struct server *srv, struct rdma_cm_id *id)
 
 /* last_message_going: S's sends have not all completed, and still can:
  * the ERROR that ends it, say, posted just before a timeout of ours made
- * that the connection's error (lab3_try_flush() stops at an error). */
+ * that the connection's error (lab3_sends_completed() stops at an error). */
 static int last_message_going(const struct session *s)
 {
 	return s->conn.credits < LAB3_SEND_DEPTH && !s->conn.disconnected &&
@@ -335,7 +334,7 @@ static int close_session(struct server *srv, struct session *s,
 			 long long now)
 {
 	if (s->life == LIFE_CLOSING) {
-		if ((lab3_try_flush(&s->conn) == -EAGAIN ||
+		if ((lab3_sends_completed(&s->conn) == -EAGAIN ||
 		     last_message_going(s)) && now < s->deadline)
 			return 1;
 		s->life = LIFE_DISCONNECTING;
@@ -528,10 +527,10 @@ static int take_cm_events(struct server *srv)
 		}
 		s = find_session(srv, id);
 		if (s != NULL)
-			lab3_conn_event(&s->conn, event);
+			lab3_take_cm_event(&s->conn, event);
 		rdma_ack_cm_event(event);	/* before S may destroy ID */
 		if (s != NULL) {
-			lab3_poll(&s->conn);	/* messages before hang-up */
+			lab3_take_news(&s->conn);	/* messages before hang-up */
 			wake(srv, s);
 		}
 	}
@@ -575,7 +574,7 @@ static int wait_for_events(struct server *srv, const sigset_t *wait_mask)
 	}
 	for (int i = 0; i < n; i++)
 		if (fds[1 + i].revents & POLLIN) {
-			lab3_conn_ready(&srv->sessions[i]->conn);
+			lab3_take_news(&srv->sessions[i]->conn);
 			srv->sessions[i]->woken = 1;
 		}
 	if ((fds[0].revents & POLLIN) && take_cm_events(srv) != 0)

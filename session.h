@@ -212,7 +212,7 @@ struct session {
 	long long rate_checked;		/* ms: the floor was last looked at */
 	int woken;			/* its connection moved */
 	int key_posted;			/* step 6's KEY is on its way */
-	int key_completed;		/* and its SEND has completed */
+	uint64_t key_send;		/* its SEND: conn.sends_posted then */
 	int early;			/* messages in before the VERDICT */
 };
 
@@ -233,7 +233,6 @@ enum {
 
 /* receiver.c: the lab's steps of one session. */
 int run_session(struct session *s);		/* the next steps */
-void key_went_out(void *owner, uint64_t tag);	/* step 6's SEND done */
 void free_windows(struct session *s);
 
 /* store.c: the file it saves (-o) and its ledger record (-l). */

@@ -1,7 +1,7 @@
 /*
- * util.c - what the programs need of the system beside RDMA: the one
- * clock, non-blocking descriptors, the one ppoll(), and address lookup
- * with its failure in words.
+ * util.c - what the programs need of the system beside RDMA (util.h):
+ * the one clock (common.h), non-blocking descriptors, the one ppoll(), and
+ * address lookup with its failure in words.
  */
 #define _GNU_SOURCE	/* ppoll() */
 #include <errno.h>
@@ -15,12 +15,11 @@
 #include <arpa/inet.h>
 
 #include "common.h"
-#include "conn_internal.h"
-#include "listener.h"
+#include "util.h"
 
-/* conn_set_nonblocking: make FD non-blocking, so that a read after poll() can
+/* lab3_set_nonblocking: make FD non-blocking, so that a read after poll() can
  * never block the single thread.  A failure is reported in ERR. */
-int conn_set_nonblocking(int fd, char *err, size_t err_len)
+int lab3_set_nonblocking(int fd, char *err, size_t err_len)
 {
 	int flags = fcntl(fd, F_GETFL);
 	int ret;
@@ -48,7 +47,7 @@ long long lab3_now_ms(void)
 	return lab3_now_us() / 1000;
 }
 
-/* lab3_wait_fds: the programs' one ppoll(); see listener.h. */
+/* lab3_wait_fds: the programs' one ppoll(); see util.h. */
 int lab3_wait_fds(struct pollfd *fds, nfds_t nfds, long long timeout_ms,
 		  const sigset_t *sigmask)
 {
@@ -60,12 +59,12 @@ int lab3_wait_fds(struct pollfd *fds, nfds_t nfds, long long timeout_ms,
 	return ppoll(fds, nfds, timeout_ms < 0 ? NULL : &ts, sigmask);
 }
 
-/* conn_get_addrinfo: rdma_getaddrinfo() for HOST (a name, an IPv4 or an IPv6
+/* lab3_getaddrinfo: rdma_getaddrinfo() for HOST (a name, an IPv4 or an IPv6
  * address, with or without the brackets of "[::1]"), with its failure
  * put in words. */
-int conn_get_addrinfo(const char *host, const char *port,
-		      const struct rdma_addrinfo *hints,
-		      struct rdma_addrinfo **res, char *err, size_t err_len)
+int lab3_getaddrinfo(const char *host, const char *port,
+		     const struct rdma_addrinfo *hints,
+		     struct rdma_addrinfo **res, char *err, size_t err_len)
 {
 	char unbracketed[INET6_ADDRSTRLEN + 16];
 	size_t len = host != NULL ? strlen(host) : 0;

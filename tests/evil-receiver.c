@@ -272,7 +272,7 @@ static int key_then_error(struct evil *e)
 	memset(key.key.key, EVIL_KEY_BYTE, LAB3_KEY_LEN);
 	ret = lab3_wait_for_room(&e->conn, 0);
 	if (ret == 0)
-		ret = lab3_post_msg(&e->conn, &key, 0);
+		ret = lab3_post_msg(&e->conn, &key);
 	if (ret != 0)
 		return ret;
 	lab3_send_error(&e->conn, LAB3_ERR_INTERNAL,
@@ -296,7 +296,7 @@ static int refuse_mid_write(struct evil *e)
 		 "evil receiver refuses mid-write");
 	ret = lab3_wait_for_room(&e->conn, 0);
 	if (ret == 0)
-		ret = lab3_post_msg(&e->conn, &msg, 0);
+		ret = lab3_post_msg(&e->conn, &msg);
 	if (e->mr != NULL) {
 		ibv_dereg_mr(e->mr);
 		e->mr = NULL;
@@ -416,7 +416,7 @@ static int serve_one(struct evil *e, size_t mode)
 	if (e->mr != NULL)
 		ibv_dereg_mr(e->mr);
 	free(e->window);
-	lab3_conn_destroy(&e->conn);
+	lab3_server_conn_destroy(&e->conn);
 	return ret == 0 ? 0 : 2;
 }
 

@@ -45,7 +45,7 @@
  *                places.  The same answers are right and wrong.
  *   wrong-wr-id  The chunk's RDMA WRITE posted straight to the QP with
  *                wr_id 0, which names a receive: its own completion
- *                handling (lab3_poll()) must stop it with -EINVAL and
+ *                handling (lab3_wait()) must stop it with -EINVAL and
  *                blame the wr_id, not the receiver (the line then says
  *                "its own completion handling stopped it" and why; exit
  *                3 if it did not).
@@ -194,7 +194,7 @@ static int write_piece(struct evil *e, uint64_t from, uint32_t len,
 
 	if (ret == 0)
 		ret = lab3_post_write(&e->conn, e->mr, e->data + from, len,
-				      addr, rkey, 0);
+				      addr, rkey);
 
 	return ret ? ret : lab3_flush(&e->conn,
 				      lab3_wait_for_bytes(&e->conn, len));
@@ -1051,7 +1051,8 @@ int main(int argc, char **argv)
 	if (make_file(&e) != 0)
 		return 2;
 	(void)lab3_memlock_limit(&memlock);	/* root: lift it, for siw */
-	if (lab3_connect(&e.conn, argv[optind + 1], argv[optind + 2]) != 0 ||
+	if (lab3_resolve(&e.conn, argv[optind + 1], argv[optind + 2]) != 0 ||
+	    lab3_connect(&e.conn) != 0 ||
 	    lab3_reg_mr(&e.conn, e.data, e.data_len, 0, &e.mr) != 0) {
 		ret = say("cannot connect", &e, 2);
 		goto out_destroy;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../common.h"
+#include "testlib.h"
 
 /* evil_recv_type: receive the next message on CONN within WAIT_MS (0: the
  * connection's timeout) and require type WANT; anything else is -EPROTO

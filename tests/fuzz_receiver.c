@@ -117,7 +117,7 @@ static void offer_regions(struct lab3_rx *rx, struct ledger *l)
 	 * the receiver's next step is to wait for its DONE. */
 	CHECK(rx->phase != LAB3_RX_CHUNKS || l->count > 0);
 	CHECK(rx->phase != LAB3_RX_CHUNKS ||
-	      lab3_rx_step(rx) == LAB3_RX_RECV_DONE);
+	      lab3_rx_next_step(rx) == LAB3_RX_RECV_DONE);
 }
 
 /* taken: MSG was accepted in PHASE; check that the rules had the right
@@ -149,9 +149,9 @@ static void taken(struct lab3_rx *rx, struct ledger *l,
 		CHECK(rx->verdict == LAB3_VERDICT_GOOD);
 		CHECK(++l->keys == 1);
 		/* The key goes out next, once; then only the hang-up. */
-		CHECK(lab3_rx_step(rx) == LAB3_RX_SEND_KEY);
+		CHECK(lab3_rx_next_step(rx) == LAB3_RX_SEND_KEY);
 		lab3_rx_key_sent(rx);
-		CHECK(lab3_rx_step(rx) == LAB3_RX_WAIT_DISCONNECT);
+		CHECK(lab3_rx_next_step(rx) == LAB3_RX_WAIT_DISCONNECT);
 		break;
 	default:
 		CHECK(!"a message no state takes was taken");

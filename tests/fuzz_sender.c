@@ -1,6 +1,6 @@
 /*
  * fuzz_sender.c - a libFuzzer harness for the sender's rules: the pure
- * state transition function in rules.h (lab3_tx_accept, lab3_tx_sent)
+ * state transition function in rules.h (lab3_tx_accept, lab3_tx_advance)
  * that decides which message the sender may take in which state, and
  * which REGIONs it may write into.
  *
@@ -142,7 +142,7 @@ static void step(struct lab3_tx *tx, struct account *a)
 	default:
 		break;
 	}
-	lab3_tx_sent(tx);
+	lab3_tx_advance(tx);
 	if (state == LAB3_TX_SEND_DONE)
 		CHECK(tx->state == (a->written < tx->size ?
 				    LAB3_TX_RECV_REGION :

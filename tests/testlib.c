@@ -68,7 +68,7 @@ static int own_channel(struct rdma_cm_id *id,
 			 strerror(errno));
 		return ret;
 	}
-	ret = conn_set_nonblocking((*channel)->fd, err, err_len);
+	ret = lab3_set_nonblocking((*channel)->fd, err, err_len);
 	if (ret == 0 && rdma_migrate_id(id, *channel) != 0) {
 		ret = -errno;
 		snprintf(err, err_len, "rdma_migrate_id: %s", strerror(errno));
@@ -98,25 +98,82 @@ int lab3_accept(struct lab3_listener *listener, struct lab3_conn *conn)
 	ret = lab3_accept_request(listener, id, conn);
 	conn->cm_channel = channel;	/* the connection's own now */
 	conn->owns_cm_channel = 1;
-	if (ret != 0)
-		return ret;
-	return conn_wait_cm_event(conn, RDMA_CM_EVENT_ESTABLISHED);
+	while (ret == 0 && !conn->established)
+		ret = lab3_wait(conn, 0);
+	return ret;
 }
 
 /* lab3_send_bytes: see testlib.h. */
 int lab3_send_bytes(struct lab3_conn *conn, const void *bytes, size_t len)
 {
+	union lab3_wire_msg *buf;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = {
+		.wr_id = WR_ID(WR_SEND, 0),
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+	};
 	int ret;
 
 	if (len > sizeof(union lab3_wire_msg))
 		return -EINVAL;
 	ret = lab3_wait_for_room(conn, 0);
-	if (ret == 0)
-		ret = conn_take_credit(conn);
 	if (ret != 0)
 		return ret;
-	memcpy(conn_send_buffer(conn), bytes, len);
-	ret = conn_post_send_buffer(conn, (uint32_t)len, 0);
+	buf = &conn->msgs[LAB3_RECV_DEPTH + conn->next_send % LAB3_SEND_DEPTH];
+	memcpy(buf, bytes, len);
+	sge = (struct ibv_sge){
+		.addr = (uintptr_t)buf,
+		.length = (uint32_t)len,
+		.lkey = conn->msgs_mr->lkey,
+	};
+	ret = conn_post_send(conn, &wr, 0);
+	if (ret != 0)
+		return ret;
+	conn->next_send++;
+	return lab3_flush(conn, 0);
+}
+
+/* lab3_wait_for_room: see testlib.h. */
+int lab3_wait_for_room(struct lab3_conn *conn, int wait_ms)
+{
+	int ret = 0;
+
+	while (ret == 0 && conn->credits == 0 && conn->error == 0)
+		ret = lab3_wait(conn, wait_ms);
+	return conn->error != 0 ? conn->error : ret;
+}
+
+/* lab3_recv_msg: see testlib.h. */
+int lab3_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg, int wait_ms)
+{
+	int ret;
+
+	while ((ret = lab3_take_msg(conn, msg)) == -EAGAIN) {
+		lab3_nudge(conn);
+		lab3_wait(conn, wait_ms);
+	}
+	return ret;
+}
+
+/* lab3_flush: see testlib.h. */
+int lab3_flush(struct lab3_conn *conn, int wait_ms)
+{
+	int ret;
+
+	while ((ret = lab3_sends_completed(conn)) == -EAGAIN)
+		lab3_wait(conn, wait_ms);
+	return ret;
+}
+
+/* lab3_send_msg: see testlib.h. */
+int lab3_send_msg(struct lab3_conn *conn, const struct lab3_msg *msg)
+{
+	int ret;
+
+	while ((ret = lab3_post_msg(conn, msg)) == -EAGAIN)
+		lab3_wait(conn, 0);
 	return ret != 0 ? ret : lab3_flush(conn, 0);
 }
 

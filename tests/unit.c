@@ -2423,7 +2423,7 @@ static void test_rx_huge(void)
 	name = "rx 2^64-1 bytes: the last REGION, its DONE, then the verdict";
 	if (rx_begin_file(name, &rx, UINT64_MAX, LAB3_WINDOW_BYTES_MAX, 8,
 			  0xffffffffffffffffull, 17179869184ull, 8) == 0) {
-		rx.offered = rx.done = rx.stored = 17179869183ull;
+		rx.offered = rx.finished = rx.stored = 17179869183ull;
 		if (rx_offer_checked(name, &rx, 0xffffffffc0000000ull,
 				     1073741823) == 0 &&
 		    rx_no_offer_checked(name, &rx, "after the last") == 0 &&
@@ -3205,9 +3205,9 @@ static void test_roster(void)
 static void rx_step_is(const char *name, const struct lab3_rx *rx,
 		       enum lab3_rx_step step)
 {
-	if (lab3_rx_step(rx) != step)
+	if (lab3_rx_next_step(rx) != step)
 		fail(name, "step %s, expected %s",
-		     lab3_rx_step_name(lab3_rx_step(rx)),
+		     lab3_rx_step_name(lab3_rx_next_step(rx)),
 		     lab3_rx_step_name(step));
 	else
 		pass(name);
@@ -3296,8 +3296,8 @@ static void tx_expect(const char *name, const struct lab3_tx *tx, int ret,
 static void tx_to_region(struct lab3_tx *tx, uint64_t size)
 {
 	lab3_tx_begin(tx, size);
-	lab3_tx_sent(tx);		/* connected */
-	lab3_tx_sent(tx);		/* FILE_INFO */
+	lab3_tx_advance(tx);		/* connected */
+	lab3_tx_advance(tx);		/* FILE_INFO */
 }
 
 /* test_tx_good: a file of two chunks from start to key, each state in
@@ -3316,21 +3316,21 @@ static void test_tx_good(void)
 	m = tx_region(0, 4096);
 	ret = lab3_tx_accept(&tx, &m, why, sizeof(why));
 	tx_expect("tx: first REGION taken", &tx, ret, 0, LAB3_TX_WRITE_CHUNK);
-	lab3_tx_sent(&tx);
-	lab3_tx_sent(&tx);
+	lab3_tx_advance(&tx);
+	lab3_tx_advance(&tx);
 	tx_expect("tx: after the first DONE, the next REGION", &tx, 0, 0,
 		  LAB3_TX_RECV_REGION);
 	m = tx_region(4096, 1904);
 	ret = lab3_tx_accept(&tx, &m, why, sizeof(why));
-	lab3_tx_sent(&tx);
-	lab3_tx_sent(&tx);
+	lab3_tx_advance(&tx);
+	lab3_tx_advance(&tx);
 	tx_expect("tx: after the last DONE, the verdict", &tx, ret, 0,
 		  LAB3_TX_RECV_VERDICT);
 	verdict.verdict.verdict = LAB3_VERDICT_GOOD;
 	ret = lab3_tx_accept(&tx, &verdict, why, sizeof(why));
 	tx_expect("tx: good verdict, then the ID", &tx, ret, 0,
 		  LAB3_TX_SEND_ID);
-	lab3_tx_sent(&tx);
+	lab3_tx_advance(&tx);
 	ret = lab3_tx_accept(&tx, &key, why, sizeof(why));
 	tx_expect("tx: the KEY finishes the run", &tx, ret, 0,
 		  LAB3_TX_FINISHED);
@@ -3380,8 +3380,8 @@ static void test_tx_refusals(void)
 	tx_to_region(&tx, 0);
 	m = tx_region(0, 0);
 	ret = lab3_tx_accept(&tx, &m, why, sizeof(why));
-	lab3_tx_sent(&tx);
-	lab3_tx_sent(&tx);
+	lab3_tx_advance(&tx);
+	lab3_tx_advance(&tx);
 	tx_expect("tx: an empty file: one empty REGION, then the verdict",
 		  &tx, ret, 0, LAB3_TX_RECV_VERDICT);
 	verdict.verdict.verdict = LAB3_VERDICT_BAD;
@@ -3412,9 +3412,9 @@ static void test_key_then_error(void)
 	int flushed, got, after;
 
 	c.inbox[0].type = LAB3_MSG_KEY;
-	flushed = lab3_try_flush(&c);
-	got = lab3_try_recv_msg(&c, &m);
-	after = lab3_try_recv_msg(&c, &m);
+	flushed = lab3_sends_completed(&c);
+	got = lab3_take_msg(&c, &m);
+	after = lab3_take_msg(&c, &m);
 	if (flushed != 0 || got != 0 || m.type != LAB3_MSG_KEY ||
 	    after != -EREMOTEIO)
 		fail(name, "flush %d, first read %d (type %d), then %d; "
@@ -3423,7 +3423,7 @@ static void test_key_then_error(void)
 	else
 		pass(name);
 	c.credits = LAB3_SEND_DEPTH - 1;
-	flushed = lab3_try_flush(&c);
+	flushed = lab3_sends_completed(&c);
 	if (flushed != -EREMOTEIO)
 		fail("conn: the peer's ERROR with nothing left to read fails "
 		     "a flush", "flush %d, expected %d", flushed, -EREMOTEIO);

@@ -1,0 +1,33 @@
+/*
+ * util.h - what the programs need of the system beside RDMA (util.c):
+ * the one ppoll(), non-blocking descriptors, and address lookup with its
+ * failure in words.  The one clock is in common.h.
+ */
+#ifndef LAB3_UTIL_H
+#define LAB3_UTIL_H
+
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+
+#include <rdma/rdma_cma.h>
+
+/* The programs' one poll(): wait on the NFDS descriptors of FDS for up to
+ * TIMEOUT_MS (-1: no limit), with the signal mask SIGMASK while blocked,
+ * if it is not NULL.  A program that blocks its stop signals elsewhere
+ * and passes a mask that unblocks them cannot lose a signal that arrives
+ * just before the wait.  ppoll()'s result: -1 with errno on failure. */
+int lab3_wait_fds(struct pollfd *fds, nfds_t nfds, long long timeout_ms,
+		  const sigset_t *sigmask);
+
+/* Make FD non-blocking, so that a read after poll() can never block the
+ * single thread; a failure is said in ERR. */
+int lab3_set_nonblocking(int fd, char *err, size_t err_len);
+
+/* rdma_getaddrinfo() for HOST (a name, an IPv4 or an IPv6 address, with
+ * or without the brackets of "[::1]"), its failure said in ERR. */
+int lab3_getaddrinfo(const char *host, const char *port,
+		     const struct rdma_addrinfo *hints,
+		     struct rdma_addrinfo **res, char *err, size_t err_len);
+
+#endif /* LAB3_UTIL_H */
