@@ -60,16 +60,17 @@ int lab3_resolve(struct lab3_conn *conn, const char *host, const char *port)
 	 * RDMA_CM_EVENT_ROUTE_RESOLVED. */
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
 	struct rdma_addrinfo *addr;
+	char why[LAB3_ERR_LEN];
 	int ret;
 
 	conn->owns_cm_channel = 1;
-	ret = conn_open_cm_id(&conn->cm_channel, &conn->id, conn, conn->err,
-			      sizeof(conn->err));
+	ret = conn_open_cm_id(&conn->cm_channel, &conn->id, conn, why,
+			      sizeof(why));
 	if (ret == 0)
-		ret = lab3_getaddrinfo(host, port, &hints, &addr, conn->err,
-				       sizeof(conn->err));
+		ret = lab3_getaddrinfo(host, port, &hints, &addr, why,
+				       sizeof(why));
 	if (ret != 0)
-		return conn_error(conn, ret, "%s", conn->err);
+		return conn_error(conn, ret, "%s", why);
 	conn->cm_event = LAB3_NO_CM_EVENT;
 	if (rdma_resolve_addr(conn->id, NULL, addr->ai_dst_addr,
 			      RESOLVE_TIMEOUT_MS) != 0)
@@ -192,11 +193,9 @@ int lab3_post_write(struct lab3_conn *conn, struct ibv_mr *mr,
  * siw_nudge_due() asks for. */
 void lab3_nudge(struct lab3_conn *conn)
 {
-	struct ibv_send_wr wr = {
-		.wr_id = WR_ID(WR_WRITE, 0),
-		.opcode = IBV_WR_RDMA_WRITE,
-	};
+	struct ibv_send_wr wr = { .opcode = IBV_WR_RDMA_WRITE };
 
+	wr.wr_id = WR_ID(WR_WRITE, 0);
 	if (siw_nudge_due(conn, lab3_now_ms()))
 		conn_post_send(conn, &wr, 0);
 }

@@ -138,7 +138,7 @@ static int fail(struct sender *s, enum lab3_exit status, const char *fmt,
 static int fail_conn(struct sender *s, int ret);
 static int protocol_error(struct sender *s, const char *why);
 static int post_write_piece(struct sender *s, uint64_t offset, uint32_t len,
-			    int wait_ms);
+			    uint64_t remote_addr, uint32_t rkey, int wait_ms);
 static void reap(struct sender *s);
 static void release_pieces(struct sender *s);
 static void show_progress(struct sender *s, int final);
@@ -424,7 +424,7 @@ static int write_chunk(struct sender *s)
 	 * the piece that starts WRITTEN bytes into the chunk goes from file
 	 * offset offset + WRITTEN to the remote address addr + WRITTEN (not
 	 * to addr each time: only a chunk of many pieces shows that
-	 * mistake).  Post each with post_write_piece(), whose wait_ms is
+	 * mistake), under the chunk's rkey.  Post each with post_write_piece(), whose wait_ms is
 	 * lab3_wait_for_bytes() of one piece; do not wait for them.  First
 	 * check_file_size() if the chunk is not empty.  post_write_piece()'s
 	 * -ENOMEM, -EPERM or -EAGAIN (the piece could not be registered:
@@ -433,18 +433,20 @@ static int write_chunk(struct sender *s)
 	 * LAB3_ERR_INTERNAL, "the sender cannot register its file"); any
 	 * other error: fail_conn().  Then lab3_tx_advance(&s->tx). */
 	const struct lab3_region *r = &s->tx.region;
+	uint64_t offset = r->offset, length = r->length;
 	uint32_t piece = s->conn.max_msg_size < s->piece_max ?
 			 s->conn.max_msg_size : s->piece_max;
 	int wait_ms = lab3_wait_for_bytes(&s->conn, piece);
 	int ret;
 
-	if (r->length > 0 && check_file_size(s) != 0)
+	if (length > 0 && check_file_size(s) != 0)
 		return -1;
-	for (uint64_t written = 0; written < r->length; ) {
-		uint32_t len = r->length - written < piece ?
-			       (uint32_t)(r->length - written) : piece;
+	for (uint64_t written = 0; written < length; ) {
+		uint32_t len = length - written < piece ?
+			       (uint32_t)(length - written) : piece;
 
-		ret = post_write_piece(s, written, len, wait_ms);
+		ret = post_write_piece(s, offset + written, len,
+				       r->addr + written, r->rkey, wait_ms);
 		if (ret == -ENOMEM || ret == -EPERM || ret == -EAGAIN) {
 			fail(s, LAB3_EXIT_LOCAL, "%s: %s", s->opt.path,
 			     s->conn.err);
@@ -587,8 +589,9 @@ static int send_step(struct sender *s, const struct lab3_msg *msg)
 
 	while ((ret = lab3_post_msg(&s->conn, msg)) == -EAGAIN)
 		lab3_wait(&s->conn, 0);
-	while (ret == 0 && (ret = lab3_sends_completed(&s->conn)) == -EAGAIN)
-		lab3_wait(&s->conn, 0);
+	if (ret == 0)
+		while ((ret = lab3_sends_completed(&s->conn)) == -EAGAIN)
+			lab3_wait(&s->conn, 0);
 	reap(s);
 	if (ret != 0)
 		return fail_conn(s, ret);
@@ -676,17 +679,15 @@ static int protocol_error(struct sender *s, const char *why)
 
 /* ---- The transfer: pieces in flight ---- */
 
-/* post_write_piece: register LEN bytes of the chunk s->tx.region names,
- * WRITTEN bytes into it, and post an RDMA WRITE of them to the same
- * place in its window.  First, while the piece would take the registered
- * bytes over pin_budget, wait (up to WAIT_MS of silence each time) for
- * WRITEs to complete and release theirs; and while the send queue is
- * full, for room. */
-static int post_write_piece(struct sender *s, uint64_t written, uint32_t len,
-			    int wait_ms)
+/* post_write_piece: register LEN bytes of the file at OFFSET and post
+ * an RDMA WRITE of them to REMOTE_ADDR/RKEY.  First, while the piece
+ * would take the registered bytes over pin_budget, wait (up to WAIT_MS of
+ * silence each time) for WRITEs to complete and release theirs; and
+ * while the send queue is full, for room. */
+static int post_write_piece(struct sender *s, uint64_t offset, uint32_t len,
+			    uint64_t remote_addr, uint32_t rkey, int wait_ms)
 {
-	const struct lab3_region *r = &s->tx.region;
-	uint8_t *src = (uint8_t *)s->data + r->offset + written;
+	uint8_t *src = (uint8_t *)s->data + offset;
 	struct ibv_mr *mr;
 	int ret;
 
@@ -699,8 +700,8 @@ static int post_write_piece(struct sender *s, uint64_t written, uint32_t len,
 	ret = lab3_reg_mr(&s->conn, src, len, 0, &mr);	/* read only */
 	if (ret != 0)
 		return ret;
-	while ((ret = lab3_post_write(&s->conn, mr, src, len, r->addr + written,
-				      r->rkey)) == -EAGAIN) {
+	while ((ret = lab3_post_write(&s->conn, mr, src, len, remote_addr,
+				      rkey)) == -EAGAIN) {
 		lab3_wait(&s->conn, wait_ms);
 		reap(s);
 	}
@@ -709,7 +710,7 @@ static int post_write_piece(struct sender *s, uint64_t written, uint32_t len,
 		return ret;
 	}
 	s->inflight[s->ninflight++] = (struct piece) {
-		.mr = mr, .offset = r->offset + written, .length = len,
+		.mr = mr, .offset = offset, .length = len,
 		.complete_at = s->conn.sends_posted,
 	};
 	s->pinned += len;

@@ -270,7 +270,7 @@ static int key_then_error(struct evil *e)
 		return ret;
 	/* Posted back to back: the two arrive together. */
 	memset(key.key.key, EVIL_KEY_BYTE, LAB3_KEY_LEN);
-	ret = lab3_wait_for_room(&e->conn, 0);
+	ret = lab3_wait_for_credit(&e->conn, 0);
 	if (ret == 0)
 		ret = lab3_post_msg(&e->conn, &key);
 	if (ret != 0)
@@ -294,7 +294,7 @@ static int refuse_mid_write(struct evil *e)
 	msg.error.code = LAB3_ERR_INTERNAL;
 	snprintf(msg.error.reason, sizeof(msg.error.reason),
 		 "evil receiver refuses mid-write");
-	ret = lab3_wait_for_room(&e->conn, 0);
+	ret = lab3_wait_for_credit(&e->conn, 0);
 	if (ret == 0)
 		ret = lab3_post_msg(&e->conn, &msg);
 	if (e->mr != NULL) {

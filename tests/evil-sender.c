@@ -190,13 +190,13 @@ static int recv_type(struct evil *e, enum lab3_msg_type want,
 static int write_piece(struct evil *e, uint64_t from, uint32_t len,
 		       uint64_t addr, uint32_t rkey)
 {
-	int ret = lab3_wait_for_room(&e->conn, 0);
+	int ret = lab3_wait_for_credit(&e->conn, 0);
 
 	if (ret == 0)
 		ret = lab3_post_write(&e->conn, e->mr, e->data + from, len,
 				      addr, rkey);
 
-	return ret ? ret : lab3_flush(&e->conn,
+	return ret ? ret : lab3_wait_sends(&e->conn,
 				      lab3_wait_for_bytes(&e->conn, len));
 }
 

@@ -118,7 +118,7 @@ int lab3_send_bytes(struct lab3_conn *conn, const void *bytes, size_t len)
 
 	if (len > sizeof(union lab3_wire_msg))
 		return -EINVAL;
-	ret = lab3_wait_for_room(conn, 0);
+	ret = lab3_wait_for_credit(conn, 0);
 	if (ret != 0)
 		return ret;
 	buf = &conn->msgs[LAB3_RECV_DEPTH + conn->next_send % LAB3_SEND_DEPTH];
@@ -132,11 +132,11 @@ int lab3_send_bytes(struct lab3_conn *conn, const void *bytes, size_t len)
 	if (ret != 0)
 		return ret;
 	conn->next_send++;
-	return lab3_flush(conn, 0);
+	return lab3_wait_sends(conn, 0);
 }
 
-/* lab3_wait_for_room: see testlib.h. */
-int lab3_wait_for_room(struct lab3_conn *conn, int wait_ms)
+/* lab3_wait_for_credit: see testlib.h. */
+int lab3_wait_for_credit(struct lab3_conn *conn, int wait_ms)
 {
 	int ret = 0;
 
@@ -157,8 +157,8 @@ int lab3_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg, int wait_ms)
 	return ret;
 }
 
-/* lab3_flush: see testlib.h. */
-int lab3_flush(struct lab3_conn *conn, int wait_ms)
+/* lab3_wait_sends: see testlib.h. */
+int lab3_wait_sends(struct lab3_conn *conn, int wait_ms)
 {
 	int ret;
 
@@ -174,7 +174,7 @@ int lab3_send_msg(struct lab3_conn *conn, const struct lab3_msg *msg)
 
 	while ((ret = lab3_post_msg(conn, msg)) == -EAGAIN)
 		lab3_wait(conn, 0);
-	return ret != 0 ? ret : lab3_flush(conn, 0);
+	return ret != 0 ? ret : lab3_wait_sends(conn, 0);
 }
 
 /* lab3_sha256: see testlib.h. */

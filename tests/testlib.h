@@ -21,8 +21,8 @@ int lab3_send_bytes(struct lab3_conn *conn, const void *bytes, size_t len);
  * send completed; room on the send queue; a message posted and its SEND
  * completed.  0 or the connection's error. */
 int lab3_recv_msg(struct lab3_conn *conn, struct lab3_msg *msg, int wait_ms);
-int lab3_flush(struct lab3_conn *conn, int wait_ms);
-int lab3_wait_for_room(struct lab3_conn *conn, int wait_ms);
+int lab3_wait_sends(struct lab3_conn *conn, int wait_ms);
+int lab3_wait_for_credit(struct lab3_conn *conn, int wait_ms);
 int lab3_send_msg(struct lab3_conn *conn, const struct lab3_msg *msg);
 
 /* SHA-256 of the LEN bytes at DATA into OUT; 0, or -EIO if OpenSSL fails. */
