@@ -47,7 +47,15 @@ endif
 PKGS = librdmacm libibverbs libcrypto
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(PKG_CFLAGS) $(CFLAGS)
+
+# The lab stands at the top; what it calls stands in folders named for
+# their role: server/ (the class server), cli/ (the command lines), lib/
+# (helpers below the connection).  A source includes any header by its
+# bare name; objects go to build/, flat (no two sources share a name).
+SRC_DIRS = server cli lib
+vpath %.c $(SRC_DIRS)
+INCLUDES = -I. $(addprefix -I,$(SRC_DIRS))
+ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(INCLUDES) $(PKG_CFLAGS) $(CFLAGS)
 
 PROGRAMS = sender receiver
 FUZZERS = tests/fuzz_decode tests/fuzz_receiver tests/fuzz_sender
@@ -63,61 +71,73 @@ all: $(PROGRAMS)
 # Objects remember the flags they were built with, so that switching
 # SANITIZE or WERROR rebuilds everything.
 BUILD_FLAGS = $(CC) $(ALL_CFLAGS) $(LDFLAGS)
-.build-flags: FORCE
+build/.build-flags: FORCE
+	@mkdir -p $(@D)
 	@echo '$(BUILD_FLAGS)' | cmp -s - $@ || echo '$(BUILD_FLAGS)' > $@
 .PHONY: FORCE
 
-# Every object depends on every header of the top level: few enough to
-# need no finer list.
-HEADERS := $(wildcard *.h)
-%.o: %.c $(HEADERS) .build-flags
+# Every object depends on every header of the top level and the folders:
+# few enough to need no finer list.  build/NAME.o comes from NAME.c at
+# the top or in a folder (vpath), build/tests/NAME.o from tests/NAME.c.
+HEADERS := $(wildcard *.h $(addsuffix /*.h,$(SRC_DIRS)))
+build/%.o: %.c $(HEADERS) build/.build-flags
+	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-# One connection, as both programs use it: its verbs (common.c), what its
-# completions mean and its waits (completion.c), its messages (message.c),
-# failures in words (explain.c), the system's clock and poll (util.c),
-# what particular RDMA providers need (provider.c); the hashes (hash.c).
-CONN_OBJS = common.o completion.o explain.o util.o provider.o \
-	hash.o
+# One connection, as both programs use it: its verbs, messages and the one
+# wait (common.c), what its completions mean (completion.c), failures in
+# words (lib/explain.c), the system's clock and poll
+# (lib/util.c), what particular RDMA providers need (lib/provider.c); the
+# hashes (lib/hash.c).
+CONN_OBJS = build/common.o build/completion.o \
+	build/explain.o build/util.o build/provider.o build/hash.o
 
-SENDER_OBJS = sender.o sender_cli.o client.o $(CONN_OBJS) json.o args.o
+SENDER_OBJS = build/sender.o build/sender_cli.o build/client.o \
+	$(CONN_OBJS) build/json.o build/args.o
 sender: $(SENDER_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # The receiver: one session's steps (receiver.c), the class server that
-# runs many (server.c), what the steps ask of it (session.c), what a
-# session keeps (store.c), the command line (receiver_cli.c).
-RECEIVER_OBJS = receiver.o receiver_cli.o server.o session.o store.o \
-	$(CONN_OBJS) listener.o json.o ledger.o roster.o args.o sizes.o secret.o
+# runs many (server/server.c), what the steps ask of it
+# (server/session.c), what a session keeps (server/store.c), the command
+# line (cli/receiver_cli.c).
+RECEIVER_OBJS = build/receiver.o build/receiver_cli.o build/server.o \
+	build/session.o build/store.o $(CONN_OBJS) build/listener.o \
+	build/json.o build/ledger.o build/roster.o build/args.o build/sizes.o \
+	build/secret.o
 receiver: $(RECEIVER_OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-tests/unit: tests/unit.o tests/testlib.o $(CONN_OBJS) listener.o json.o \
-		ledger.o roster.o args.o sizes.o secret.o session.o client.o
+tests/unit: build/tests/unit.o build/tests/testlib.o $(CONN_OBJS) \
+		build/listener.o build/json.o build/ledger.o build/roster.o \
+		build/args.o build/sizes.o build/secret.o build/session.o \
+		build/client.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-tests/evil-sender: tests/evil-sender.o tests/testlib.o $(CONN_OBJS) \
-		client.o listener.o args.o sizes.o
+tests/evil-sender: build/tests/evil-sender.o build/tests/testlib.o \
+		$(CONN_OBJS) build/client.o build/listener.o build/args.o \
+		build/sizes.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
-tests/evil-sender.o tests/evil-receiver.o: tests/evil.h
-tests/unit.o tests/testlib.o tests/evil-sender.o tests/evil-receiver.o: \
-	tests/testlib.h
+build/tests/evil-sender.o build/tests/evil-receiver.o: tests/evil.h
+build/tests/unit.o build/tests/testlib.o build/tests/evil-sender.o \
+	build/tests/evil-receiver.o: tests/testlib.h
 
-tests/evil-receiver: tests/evil-receiver.o tests/testlib.o $(CONN_OBJS) \
-		listener.o args.o client.o
+tests/evil-receiver: build/tests/evil-receiver.o build/tests/testlib.o \
+		$(CONN_OBJS) build/listener.o build/args.o build/client.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
 
 # Plain builds of the pair for valgrind (tests/valgrind.test), which
 # cannot run sanitized binaries: no SANITIZE flags, whatever the rest uses.
+# (Their sources are found as the objects' are: $^ holds their paths.)
 VALGRIND_PROGRAMS = tests/vg-sender tests/vg-receiver
-tests/vg-sender: $(SENDER_OBJS:.o=.c) $(HEADERS)
-	$(CC) -std=gnu11 $(WARNINGS) $(PKG_CFLAGS) -O1 -g -o $@ \
-		$(SENDER_OBJS:.o=.c) $(PKG_LIBS)
+tests/vg-sender: $(SENDER_OBJS:build/%.o=%.c) $(HEADERS)
+	$(CC) -std=gnu11 $(WARNINGS) $(INCLUDES) $(PKG_CFLAGS) -O1 -g -o $@ \
+		$(filter %.c,$^) $(PKG_LIBS)
 
-tests/vg-receiver: $(RECEIVER_OBJS:.o=.c) $(HEADERS)
-	$(CC) -std=gnu11 $(WARNINGS) $(PKG_CFLAGS) -O1 -g -o $@ \
-		$(RECEIVER_OBJS:.o=.c) $(PKG_LIBS)
+tests/vg-receiver: $(RECEIVER_OBJS:build/%.o=%.c) $(HEADERS)
+	$(CC) -std=gnu11 $(WARNINGS) $(INCLUDES) $(PKG_CFLAGS) -O1 -g -o $@ \
+		$(filter %.c,$^) $(PKG_LIBS)
 
 # The fuzzer needs clang's libFuzzer; it always runs with ASan and UBSan.
 FUZZ_CC ?= clang
@@ -143,11 +163,11 @@ valgrind: deps
 
 # sparse checks the byte order of the wire format: no __be16/__be32/__be64
 # field of protocol.h is read or written without its conversion.
-SPARSE_SOURCES = $(wildcard *.c)
+SPARSE_SOURCES = $(wildcard *.c $(addsuffix /*.c,$(SRC_DIRS)))
 sparse:
 	@for f in $(SPARSE_SOURCES); do \
-		sparse -Wbitwise -Wsparse-error -std=gnu11 $(PKG_CFLAGS) $$f \
-			|| exit 1; \
+		sparse -Wbitwise -Wsparse-error -std=gnu11 $(INCLUDES) \
+			$(PKG_CFLAGS) $$f || exit 1; \
 	done
 
 deps:
@@ -258,7 +278,6 @@ ifeq ($(SERVICE),1)
 endif
 
 clean:
-	rm -f $(PROGRAMS) $(TEST_PROGRAMS) $(VALGRIND_PROGRAMS) *.o tests/*.o \
-		.build-flags
-	rm -rf tests/logs lab3-handout lab3-handout.tar.gz grade-results \
+	rm -f $(PROGRAMS) $(TEST_PROGRAMS) $(VALGRIND_PROGRAMS)
+	rm -rf build tests/logs lab3-handout lab3-handout.tar.gz grade-results \
 		lab3-autograder.zip

@@ -8,7 +8,7 @@
  * server side is server/listener.c.
  *
  * These are the lab's own verbs.  In the students' kit of depth verbs,
- * the SOLUTION regions here and in common.c are theirs to write.
+ * their bodies here and common.c's verbs are theirs to write.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -57,10 +57,10 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "../args.h"
+#include "../cli/args.h"
 #include "../common.h"
-#include "../listener.h"
-#include "../provider.h"
+#include "../lib/provider.h"
+#include "../server/listener.h"
 #include "evil.h"
 #include "testlib.h"
 

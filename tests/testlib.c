@@ -13,7 +13,7 @@
 
 #include "../common.h"
 #include "../conn_internal.h"
-#include "../listener.h"
+#include "../server/listener.h"
 #include "testlib.h"
 
 /* next_connect_request: block until a connection request arrives on the

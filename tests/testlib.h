@@ -5,7 +5,7 @@
 #define LAB3_TESTLIB_H
 
 #include "../common.h"
-#include "../listener.h"
+#include "../server/listener.h"
 
 /* Server: wait for one connection request, build its resources and accept
  * it.  Returns -EINTR when a signal arrives while waiting. */

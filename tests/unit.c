@@ -21,15 +21,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../args.h"
+#include "../cli/args.h"
+#include "../cli/json.h"
 #include "../common.h"
-#include "../json.h"
-#include "../ledger.h"
-#include "../listener.h"
-#include "../roster.h"
 #include "../rules.h"
-#include "../secret.h"
-#include "../session.h"
+#include "../server/ledger.h"
+#include "../server/listener.h"
+#include "../server/roster.h"
+#include "../server/secret.h"
+#include "../server/session.h"
 #include "testlib.h"
 
 /* Wire offsets, from the specification in protocol.h. */

@@ -59,8 +59,8 @@ mapfile -t POINTS < <(sed -n 's/^\t"[a-z-]*|\([0-9]*\)|[a-z]*"$/\1/p' \
 # The grader's own digest: a submission graded by another grader, or at
 # another depth, is graded again.
 GRADER=$(cat scripts/grade scripts/lib/*.sh scripts/lib/guest-init ./*.c ./*.h \
-	tests/evil-receiver.c tests/evil.h tests/testlib.[ch] \
-	scripts/handout/* | sha256sum | cut -c 1-64)
+	server/*.[ch] cli/*.[ch] lib/*.[ch] tests/evil-receiver.c tests/evil.h \
+	tests/testlib.[ch] scripts/handout/* | sha256sum | cut -c 1-64)
 
 # The kit, built once: each submission's build copies it, objects and
 # all, so that only the student's files are compiled.

@@ -10,7 +10,7 @@
 # The hosts share the keys and the files' hashes through RXE_SHARE.
 # No rping here: between two siw hosts its client's first message can
 # land while the server's kernel is still accepting, and then waits unseen
-# forever (siw's accept race, see nudge() in provider.c; seen once in CI).
+# forever (siw's accept race, see nudge() in lib/provider.c; seen once in CI).
 # Our sender has a remedy, rping has none.  iwarp.sh runs rping on one
 # host, and tests/long/smoke-pair-rping.test between two rxe hosts.
 . tests/e2e/lib.sh

@@ -19,7 +19,7 @@
 #     DONE twice, a hang-up mid-session, and a WRITE into a window the
 #     receiver took back (refused by a TERMINATE after the WRITE);
 #   - a receiver that never answers: the sender's zero-length WRITEs go
-#     (a remedy for a Soft-iWARP race: nudge() in provider.c), then it
+#     (a remedy for a Soft-iWARP race: nudge() in lib/provider.c), then it
 #     times out;
 #   - a port where nothing listens (iWARP refuses inside rdma_connect) and
 #     a loopback address: one clear line each, exit 3;
@@ -35,7 +35,7 @@ iwarp || fail "$RXE_DEV is not an iWARP device: $(ibv_devinfo -d "$RXE_DEV" | gr
 
 rping -s -a "$RXE_ADDR" -p 7175 -C 3 -V >/dev/null & server=$!
 scripts/rxe-wait -t 30 listen 7175 || fail "the rping server did not listen"
-# Bounded: siw's accept race (see nudge() in provider.c) can leave a
+# Bounded: siw's accept race (see nudge() in lib/provider.c) can leave a
 # client's first message unseen, and rping has no remedy for it.
 timeout 30 rping -c -a "$RXE_ADDR" -p 7175 -C 3 -V -v >"$TEST_TMP/rping"
 status=$?
@@ -139,7 +139,7 @@ expect_summary "id -, 1060865 bytes, verdict none, .*failed: " \
 expect_saved_only "$out" "${saved[@]}"
 
 # A receiver that accepts and never answers: the sender, having heard
-# nothing, sends its three zero-length WRITEs (see nudge() in provider.c),
+# nothing, sends its three zero-length WRITEs (see nudge() in lib/provider.c),
 # which complete, and then times out.
 run_sender_to_evil silent "$TEST_TMP/one" -v -t 2 -i alice
 expect_status 3 "$SENDER_STATUS" "a sender to a silent receiver"

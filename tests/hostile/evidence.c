@@ -6,9 +6,10 @@
  *   - the key: it reads any grading secret it can find (/tmp/grade-secret,
  *     every regular file under /tmp, 4 levels deep, whose name holds
  *     "secret", ~/.lab3-secret, every file in /var/lib/lab3), derives
- *     the key for its ID as the receiver does (secret.c: the file is 64
- *     hex digits, the secret their 32 bytes, the key HMAC-SHA256(secret,
- *     ID) over the ID's bytes without a NUL) and prints "secret key: HEX";
+ *     the key for its ID as the receiver does (server/secret.c: the file
+ *     is 64 hex digits, the secret their 32 bytes, the key
+ *     HMAC-SHA256(secret, ID) over the ID's bytes without a NUL) and
+ *     prints "secret key: HEX";
  *   - the saved file: it copies its FILE to /tmp/grade-out/ID/NAME and to
  *     ID/NAME in every directory under /tmp (3 levels) named grade-out*
  *     or out, where a receiver's -o might be;
