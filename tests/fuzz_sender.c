@@ -131,7 +131,7 @@ static void step(struct lab3_tx *tx, struct account *a)
 
 	switch (state) {
 	case LAB3_TX_SEND_DONE:
-		a->written += tx->region.region.length;
+		a->written += tx->region.length;
 		a->chunks++;
 		CHECK(a->written <= tx->size);
 		break;
