@@ -104,7 +104,8 @@ static void taken(const struct lab3_tx *tx, struct account *a,
 		CHECK(msg->region.length <= LAB3_WINDOW_BYTES_MAX);
 		CHECK(msg->region.length > 0 || tx->size == 0);
 		CHECK(tx->state == LAB3_TX_WRITE_CHUNK);
-		CHECK(memcmp(&tx->region, msg, sizeof(*msg)) == 0);
+		CHECK(memcmp(&tx->region, &msg->region,
+			     sizeof(msg->region)) == 0);
 		break;
 	case LAB3_MSG_VERDICT:
 		CHECK(state == LAB3_TX_RECV_VERDICT);
