@@ -45,30 +45,32 @@ static int resolve_error(struct lab3_conn *conn, const char *call,
  * lab3_wait(), which notes it in conn->cm_event. */
 int lab3_resolve(struct lab3_conn *conn, const char *host, const char *port)
 {
-	/* SOLUTION verbs the address and the route: Look HOST:PORT up with
-	 * lab3_getaddrinfo() (hints: ai_port_space RDMA_PS_TCP), then
-	 * rdma_resolve_addr() on conn->id from any source (NULL) to its
-	 * ai_dst_addr (a timeout of RESOLVE_TIMEOUT_MS).  A failed call:
-	 * resolve_error() with the call's name and that address, before
-	 * rdma_freeaddrinfo() frees it.  Then wait for the event: set
-	 * conn->cm_event to LAB3_NO_CM_EVENT before the call, and
-	 * lab3_wait(conn, 0) until conn->cm_event is
-	 * RDMA_CM_EVENT_ADDR_RESOLVED (a non-zero return of lab3_wait() is
-	 * the connection's error: return it).  Then the same for
-	 * rdma_resolve_route() (RESOLVE_TIMEOUT_MS too; a failure's address
-	 * is rdma_get_peer_addr(conn->id)) and
-	 * RDMA_CM_EVENT_ROUTE_RESOLVED. */
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
-	struct rdma_addrinfo *addr;
 	char why[LAB3_ERR_LEN];
 	int ret;
 
 	conn->owns_cm_channel = 1;
 	ret = conn_open_cm_id(&conn->cm_channel, &conn->id, conn, why,
 			      sizeof(why));
-	if (ret == 0)
-		ret = lab3_getaddrinfo(host, port, &hints, &addr, why,
-				       sizeof(why));
+	if (ret != 0)
+		return conn_error(conn, ret, "%s", why);
+	/* SOLUTION verbs the address and the route: Look HOST:PORT up with
+	 * lab3_getaddrinfo() into a struct rdma_addrinfo * (hints: a struct
+	 * rdma_addrinfo with ai_port_space RDMA_PS_TCP; its failure:
+	 * return conn_error(conn, ret, "%s", why)), then rdma_resolve_addr()
+	 * on conn->id from any source (NULL) to its ai_dst_addr (a timeout
+	 * of RESOLVE_TIMEOUT_MS).  A failed call: resolve_error() with the
+	 * call's name and that address, before rdma_freeaddrinfo() frees
+	 * it.  Then wait for the event: set conn->cm_event to
+	 * LAB3_NO_CM_EVENT before the call, and lab3_wait(conn, 0) until
+	 * conn->cm_event is RDMA_CM_EVENT_ADDR_RESOLVED (a non-zero return
+	 * of lab3_wait() is the connection's error: return it).  Then the
+	 * same for rdma_resolve_route() (RESOLVE_TIMEOUT_MS too; a
+	 * failure's address is rdma_get_peer_addr(conn->id)) and
+	 * RDMA_CM_EVENT_ROUTE_RESOLVED. */
+	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
+	struct rdma_addrinfo *addr;
+
+	ret = lab3_getaddrinfo(host, port, &hints, &addr, why, sizeof(why));
 	if (ret != 0)
 		return conn_error(conn, ret, "%s", why);
 	conn->cm_event = LAB3_NO_CM_EVENT;

@@ -109,9 +109,10 @@ static int create_cq(struct lab3_conn *conn)
 	/* SOLUTION verbs the completion channel and the CQ: On
 	 * conn->id->verbs, the device the cm_id resolved to: a completion
 	 * channel, ibv_create_comp_channel(), into conn->comp_channel, made
-	 * non-blocking with lab3_set_nonblocking(conn->comp_channel->fd,
-	 * conn->err, sizeof(conn->err)) (if that returns an error, return
-	 * it): the wait poll()s it first.  Then the one CQ for sends and
+	 * non-blocking with lab3_set_nonblocking(conn->comp_channel->fd, WHY,
+	 * sizeof(WHY)), WHY a char[LAB3_ERR_LEN] of yours (if that returns
+	 * an error, return conn_error(conn, ret, "%s", WHY)): the wait
+	 * poll()s it first.  Then the one CQ for sends and
 	 * receives, ibv_create_cq() of LAB3_SEND_DEPTH + LAB3_RECV_DEPTH
 	 * entries, context conn, that channel, vector 0, into conn->cq.
 	 * Both return NULL on failure and need not set errno: set errno to 0
@@ -120,14 +121,15 @@ static int create_cq(struct lab3_conn *conn)
 	struct ibv_context *verbs = conn->id->verbs;
 	int ret;
 
+	char why[LAB3_ERR_LEN];
+
 	errno = 0;
 	conn->comp_channel = ibv_create_comp_channel(verbs);
 	if (conn->comp_channel == NULL)
 		return conn_errno(conn, "ibv_create_comp_channel", ENOMEM);
-	ret = lab3_set_nonblocking(conn->comp_channel->fd, conn->err,
-				   sizeof(conn->err));
+	ret = lab3_set_nonblocking(conn->comp_channel->fd, why, sizeof(why));
 	if (ret != 0)
-		return ret;
+		return conn_error(conn, ret, "%s", why);
 	errno = 0;
 	conn->cq = ibv_create_cq(verbs, LAB3_SEND_DEPTH + LAB3_RECV_DEPTH,
 				 conn, conn->comp_channel, 0);
@@ -207,7 +209,8 @@ static int reg_error(struct lab3_conn *conn, size_t len)
 	int err = errno != 0 ? errno : ENOMEM;
 
 	lab3_reg_meaning(len, err, why, sizeof(why));
-	return conn_error(conn, -err, "%s", why);
+	/* EAGAIN (a limit) would read as "not yet" to every caller. */
+	return conn_error(conn, err == EAGAIN ? -ENOMEM : -err, "%s", why);
 }
 
 /* lab3_reg_mr: see common.h. */
@@ -304,18 +307,12 @@ static int post_signaled(struct lab3_conn *conn, struct ibv_send_wr *wr)
 	/* END SOLUTION */
 }
 
-/* conn_post_send: post WR on the send queue, signaled, under a credit it
- * takes (conn_take_credit(), with EVEN_FAILED) and gives back if the post
- * fails.  0; -EAGAIN when the send queue is full or the connection
- * settles; or the connection's error. */
-int conn_post_send(struct lab3_conn *conn, struct ibv_send_wr *wr,
-		   int even_failed)
+/* post_under_credit: post WR with post_signaled(), under a credit the
+ * caller has taken, which comes back if the post fails; count it. */
+static int post_under_credit(struct lab3_conn *conn, struct ibv_send_wr *wr)
 {
-	int ret = conn_take_credit(conn, even_failed);
+	int ret = post_signaled(conn, wr);
 
-	if (ret != 0)
-		return ret;
-	ret = post_signaled(conn, wr);
 	if (ret != 0) {
 		conn_give_credit(conn);
 		return conn_error(conn, -ret, "ibv_post_send: %s",
@@ -325,40 +322,53 @@ int conn_post_send(struct lab3_conn *conn, struct ibv_send_wr *wr,
 	return 0;
 }
 
+/* conn_post_send: post WR on the send queue, signaled, under a credit it
+ * takes (conn_take_credit(), with EVEN_FAILED).  0; -EAGAIN when the
+ * send queue is full or the connection settles; or the connection's
+ * error. */
+int conn_post_send(struct lab3_conn *conn, struct ibv_send_wr *wr,
+		   int even_failed)
+{
+	int ret = conn_take_credit(conn, even_failed);
+
+	return ret != 0 ? ret : post_under_credit(conn, wr);
+}
+
 /* ---- The lab's messages ---- */
 
-/* post_encoded: encode MSG into the next send buffer and post a SEND of
- * it (conn_post_send(), EVEN_FAILED passed on).  The buffers are used in
- * turn, and one comes round again only after LAB3_SEND_DEPTH more sends:
- * with a credit taken, no more than LAB3_SEND_DEPTH - 1 other requests
- * are outstanding, and the send queue completes in order, so the SEND
- * that last used it has completed. */
+/* post_encoded: take a credit (conn_take_credit(), with EVEN_FAILED),
+ * then encode MSG into the next send buffer and post a SEND of it.  The
+ * buffers are used in turn, and one comes round again only after
+ * LAB3_SEND_DEPTH more sends: with a credit taken, no more than
+ * LAB3_SEND_DEPTH - 1 other requests are outstanding, and the send queue
+ * completes in order, so the SEND that last used it has completed. */
 static int post_encoded(struct lab3_conn *conn, const struct lab3_msg *msg,
 			int even_failed)
 {
 	union lab3_wire_msg *buf =
 		&conn->msgs[LAB3_RECV_DEPTH + conn->next_send % LAB3_SEND_DEPTH];
-	size_t len = lab3_encode(msg, buf);
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)buf,
-		.length = (uint32_t)len,
-		.lkey = conn->msgs_mr->lkey,
-	};
+	struct ibv_sge sge = { .addr = (uintptr_t)buf,
+			       .lkey = conn->msgs_mr->lkey };
 	struct ibv_send_wr wr = {
 		.wr_id = WR_ID(WR_SEND, 0),
 		.sg_list = &sge,
 		.num_sge = 1,
 		.opcode = IBV_WR_SEND,
 	};
-	int ret;
+	int ret = conn_take_credit(conn, even_failed);
 
-	if (len == 0)
+	if (ret != 0)
+		return ret;
+	sge.length = (uint32_t)lab3_encode(msg, buf);
+	if (sge.length == 0) {
+		conn_give_credit(conn);
 		return conn_error(conn, -EINVAL, "cannot encode a %s message",
 				  lab3_msg_type_name(msg->type));
+	}
 	if (conn->verbose)
-		fprintf(stderr, "%s: send %s (%zu bytes)\n", conn->prog,
-			lab3_msg_type_name(msg->type), len);
-	ret = conn_post_send(conn, &wr, even_failed);
+		fprintf(stderr, "%s: send %s (%u bytes)\n", conn->prog,
+			lab3_msg_type_name(msg->type), sge.length);
+	ret = post_under_credit(conn, &wr);
 	if (ret == 0)
 		conn->next_send++;
 	return ret;
@@ -545,6 +555,8 @@ int lab3_wait(struct lab3_conn *conn, int wait_ms)
 		if (nudge && !news)
 			return 0;	/* a nudge is due: see lab3_nudge() */
 	}
+	if (conn->error == 0 && conn->disconnected && conn->ninbox == 0)
+		return lab3_time_out(conn, limit);	/* the hang-up, named */
 	return conn->error != 0 ? conn->error :
 	       conn->disconnected ? -ECONNRESET : 0;
 }
@@ -558,8 +570,8 @@ void lab3_conn_destroy(struct lab3_conn *conn)
 	if (conn->msgs_mr != NULL)
 		ibv_dereg_mr(conn->msgs_mr);
 	free(conn->msgs);
-	if (conn->qp != NULL)
-		rdma_destroy_qp(conn->id);
+	if (conn->qp != NULL && conn->qp == conn->id->qp)
+		rdma_destroy_qp(conn->id);	/* a client's, on its cm_id */
 	if (conn->cq != NULL)
 		ibv_destroy_cq(conn->cq);
 	if (conn->comp_channel != NULL)

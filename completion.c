@@ -83,10 +83,11 @@ int lab3_time_out(struct lab3_conn *conn, int wait_ms)
  * connection still goes out (lab3_post_error()). */
 int conn_take_credit(struct lab3_conn *conn, int even_failed)
 {
-	if (!even_failed && conn->error != 0)
-		return lab3_settling(conn) ? -EAGAIN : conn->error;
-	if (!even_failed && conn->disconnected && !lab3_settling(conn))
-		return conn_hung_up(conn);
+	if (!even_failed && (conn->error != 0 || conn->disconnected)) {
+		if (lab3_settling(conn))
+			return -EAGAIN;
+		return conn->error != 0 ? conn->error : conn_hung_up(conn);
+	}
 	if (conn->credits == 0)
 		return -EAGAIN;
 	conn->credits--;

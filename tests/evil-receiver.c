@@ -412,7 +412,12 @@ static int serve_one(struct evil *e, size_t mode)
 	printf("evil-receiver: %s: %s%s%s\n", modes[mode].name, line,
 	       e->file_info[0] ? "; " : "", e->file_info);
 	fflush(stdout);
-	lab3_disconnect(&e->conn);
+	/* Its queue pair is its own, as the class server's is: shut it and
+	 * disconnect (listener.h), then wait (bounded) for the sender's
+	 * DISCONNECTED. */
+	if (lab3_disconnect_start(&e->conn))
+		while (!e->conn.disconnected && lab3_wait(&e->conn, 2000) == 0)
+			;
 	if (e->mr != NULL)
 		ibv_dereg_mr(e->mr);
 	free(e->window);

@@ -138,11 +138,14 @@ int lab3_send_bytes(struct lab3_conn *conn, const void *bytes, size_t len)
 /* lab3_wait_for_credit: see testlib.h. */
 int lab3_wait_for_credit(struct lab3_conn *conn, int wait_ms)
 {
-	int ret = 0;
+	while (conn->credits == 0) {
+		int ret = lab3_sends_completed(conn);
 
-	while (ret == 0 && conn->credits == 0 && conn->error == 0)
-		ret = lab3_wait(conn, wait_ms);
-	return conn->error != 0 ? conn->error : ret;
+		if (ret != -EAGAIN && ret != 0)
+			return ret;
+		lab3_wait(conn, wait_ms);
+	}
+	return conn->error;
 }
 
 /* lab3_recv_msg: see testlib.h. */
