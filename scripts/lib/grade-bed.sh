@@ -223,7 +223,7 @@ chunk_source() {
 # summary: for a bad verdict, what arrived (kept by --keep-failed)
 # against FILE; for any other failure, the receiver's reason.
 hint() {
-	local line=$1 file=$2 w=$3 kept at k from
+	local line=$1 file=$2 w=$3 kept= at k from
 	# (Anchored, the whole line, and only the receiver's own name for
 	# what it kept: a sender's ERROR reason, quoted at the line's end,
 	# could say anything, "kept as ../../etc/shadow" too.)
