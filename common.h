@@ -46,10 +46,8 @@ enum lab3_exit {
 #define LAB3_RECV_DEPTH (LAB3_WINDOWS_MAX + 2)
 #define LAB3_SEND_DEPTH 16	/* RDMA WRITEs and SENDs in flight at once */
 
-/* Locked memory (`ulimit -l`) that the sender's file pieces and the
- * receiver's windows leave free: the message buffers take
- * (LAB3_RECV_DEPTH + LAB3_SEND_DEPTH) * 304 bytes, about 8 KiB; the rest
- * is a margin for what the verbs library pins of its own. */
+/* Locked memory (`ulimit -l`) left beside the file pieces and windows:
+ * the message buffers (about 8 KiB) and what the verbs library pins. */
 #define LAB3_MEMLOCK_RESERVE (1u << 20)
 #define LAB3_ERR_LEN 256
 
@@ -162,15 +160,12 @@ int lab3_connect(struct lab3_conn *conn);
 
 /* ---- The one wait, and what it brings (common.c, completion.c) ---- */
 
-/* Block until something happens on the connection: completions (taken,
- * see the completion model above), an rdma_cm event for it, a new error,
- * for WAIT_MS of silence at most (0: the connection's timeout; then its
- * error is the timeout, lab3_time_out()).  A connection that has failed
- * is let settle first (lab3_settling()).  Returns 0, or the connection's
- * error (-ECONNRESET after the peer's hang-up).  It watches the
- * completion channel and the rdma_cm channel together, with the signal
- * mask conn->wait_sigmask.  With LAB3_NO_WAIT it only takes what has
- * come, and never sleeps. */
+/* Block until something happens on the connection (completions, taken as
+ * the model above says; an rdma_cm event for it; a new error), for WAIT_MS
+ * of silence at most (0: the connection's timeout; then lab3_time_out()),
+ * on both channels, with the signal mask conn->wait_sigmask; a failure is
+ * let settle first.  Returns 0, or the connection's error (-ECONNRESET
+ * after a hang-up).  LAB3_NO_WAIT: take what has come, never sleep. */
 int lab3_wait(struct lab3_conn *conn, int wait_ms);
 
 /* The next message from the inbox, without waiting: 0; -EAGAIN when none
@@ -180,22 +175,17 @@ int lab3_wait(struct lab3_conn *conn, int wait_ms);
  * hung up, once the messages it sent before have been taken. */
 int lab3_take_msg(struct lab3_conn *conn, struct lab3_msg *msg);
 
-/* Whether every SEND and WRITE posted so far has completed, without
- * waiting: 0; -EAGAIN while some have not; or the connection's error. */
+/* Whether every SEND and WRITE posted has completed, without waiting: 0,
+ * -EAGAIN while some have not, or the connection's error. */
 int lab3_sends_completed(struct lab3_conn *conn);
 
-/* Whether the connection has ended but what ended with it is not all
- * known yet (until conn->settle_until): after a failed completion, the
- * peer's ERROR may still turn out to be its cause; after a failure or a
- * hang-up, a SEND's completion may still say whether it went out.
- * Meanwhile lab3_take_msg(), lab3_sends_completed() and the posts say
- * -EAGAIN, and lab3_wait() waits it out. */
+/* Whether what ended the connection is not all known yet (the peer's
+ * ERROR, our last SEND's completion may still come, for 200 ms at most):
+ * meanwhile takes and posts say -EAGAIN, and lab3_wait() waits it out. */
 int lab3_settling(const struct lab3_conn *conn);
 
-/* The connection has been silent for WAIT_MS: that is its error now
- * ("timed out after N s waiting for" conn->awaiting, or "without word
- * from the peer"; or, if the peer has hung up, "the peer disconnected
- * while we waited for" it).  Returns it. */
+/* The connection has been silent for WAIT_MS: that is its error now,
+ * naming conn->awaiting (or the peer's hang-up, if it came).  Returns it. */
 int lab3_time_out(struct lab3_conn *conn, int wait_ms);
 
 /* Apply EVENT, an rdma_cm event for the connection's cm_id: ESTABLISHED,
@@ -245,12 +235,11 @@ int lab3_post_error(struct lab3_conn *conn, enum lab3_error_code code,
  * (lab3_wait() returns when it is).  Nothing on any other provider. */
 void lab3_nudge(struct lab3_conn *conn);
 
-/* lab3_post_error(), then wait until it has gone, with at most a second
- * of silence.  Best effort; keeps conn->error and conn->err. */
+/* lab3_post_error(), then wait (a second at most) until it has gone. */
 void lab3_send_error(struct lab3_conn *conn, enum lab3_error_code code,
 		     const char *reason);
 
-/* Disconnect and wait (bounded) for the CM to confirm it. */
+/* Disconnect, and wait (bounded) for the CM to confirm it. */
 void lab3_disconnect(struct lab3_conn *conn);
 
 /* Free everything CONN owns, in the reverse order of setup; CONN may be

@@ -2,11 +2,9 @@
  * sender.c - Lab 3's sender: send one file into a receiver's memory with
  * RDMA WRITE, and trade a student ID for the secret key that proves it.
  *
- * Before any connection, the file is opened, hashed and mapped, so a
- * missing or unreadable file is reported at once.  Then run() takes the
- * lab's sequence (see protocol.h) one step after the other, one function
- * each; the rules (lab3_tx_* in rules.h) name the state each step is in
- * and judge every message the receiver sends:
+ * run_lab() takes the lab's sequence (protocol.h) one state after the
+ * other, one function each; the rules (lab3_tx_* in rules.h) name the
+ * state and judge every message the receiver sends:
  *
  *   CONNECT         resolve the receiver's address and route, connect
  *   SEND_FILE_INFO  1. the file's length, SHA-256 and name
@@ -29,20 +27,13 @@
  * So the link stays busy while the receiver hashes and stores the
  * previous chunk.
  *
- * Every wait here has one shape: take what is needed (a message, a
- * credit to post with, the end of our sends); while it is not there,
- * lab3_wait() for the connection's next news, which also brings its
- * errors and timeouts.
- *
- * The file reads top down, in the order it runs: main(), run() (the file,
- * setup in rdma_cm's order, the lab's sequence, teardown), one function
- * per step in the lab's order, then the helpers they use.
- *
- * Any failure ends the run with one line on stderr and the exit status
- * that names its kind (enum lab3_exit in common.h).  The machinery around
- * the lab is in cli/sender_cli.c: the command line, the pin budget,
- * --wait's pauses, the progress bar, and the report: the key, the summary
- * line, or --json (one JSON object on stdout, however the run ends).
+ * Every wait has one shape: take what is needed (a message, a credit, the
+ * end of our sends); while it is not there, lab3_wait().  The file reads
+ * top down as it runs: main(), run() (the file, the lab, teardown),
+ * run_lab(), one function per state, then their helpers.  Any failure is
+ * one line on stderr and an exit status of its kind (enum lab3_exit).
+ * cli/sender_cli.c holds the command line, the pin budget, --wait, the
+ * progress bar and the report (the key, the summary line, or --json).
  */
 
 #include <errno.h>
