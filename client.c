@@ -117,17 +117,10 @@ static int create_qp(struct lab3_conn *conn)
 /* lab3_connect: see common.h. */
 int lab3_connect(struct lab3_conn *conn)
 {
-	/* SOLUTION verbs the connection: conn_build_resources(conn) (the
-	 * PD, the completion channel and the CQ), create_qp(), and
-	 * conn_setup_msgs() (the message buffers, the receives posted); the
-	 * first that fails, return its error.  Then set conn->cm_event to
-	 * LAB3_NO_CM_EVENT, rdma_connect() with conn_params(), and
-	 * lab3_wait(conn, 0) until conn->cm_event is
-	 * RDMA_CM_EVENT_ESTABLISHED (a non-zero return is the error).  A
-	 * failed rdma_connect(): conn_errno(conn, "rdma_connect", EIO), but
-	 * ECONNREFUSED (iWARP: nobody listens) is conn_error(conn,
-	 * -ECONNREFUSED, "%s", conn_no_listener_msg). */
-	struct rdma_conn_param param = conn_params();
+	/* The resources first, in the slides' order: the PD, the
+	 * completion channel and the CQ (conn_build_resources()), the queue
+	 * pair, then the message buffers registered and the receives posted
+	 * (conn_setup_msgs()): a receive must wait before the peer can send. */
 	int ret = conn_build_resources(conn);
 
 	if (ret == 0)
@@ -136,6 +129,15 @@ int lab3_connect(struct lab3_conn *conn)
 		ret = conn_setup_msgs(conn);
 	if (ret != 0)
 		return ret;
+	/* SOLUTION verbs the connection: Set conn->cm_event to
+	 * LAB3_NO_CM_EVENT, rdma_connect() conn->id with the parameters
+	 * conn_params() gives, and lab3_wait(conn, 0) until conn->cm_event
+	 * is RDMA_CM_EVENT_ESTABLISHED (a non-zero return is the error).  A
+	 * failed rdma_connect(): conn_errno(conn, "rdma_connect", EIO), but
+	 * ECONNREFUSED (iWARP: nobody listens) is conn_error(conn,
+	 * -ECONNREFUSED, "%s", conn_no_listener_msg). */
+	struct rdma_conn_param param = conn_params();
+
 	conn->cm_event = LAB3_NO_CM_EVENT;
 	/* iWARP opens its TCP connection inside rdma_connect(): a port no
 	 * one listens on fails the call itself, not with a REJECTED event

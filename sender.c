@@ -410,7 +410,7 @@ static int recv_region(struct sender *s)
  * nobody writes it) and released when its WRITE completes (reap()). */
 static int write_chunk(struct sender *s)
 {
-	/* SOLUTION step 3: RDMA-WRITE the chunk s->tx.region names (its
+	/* SOLUTION step 3, the WRITEs: RDMA-WRITE the chunk s->tx.region names (its
 	 * length bytes of the file from its offset, under its rkey) in
 	 * pieces of at most min(s->conn.max_msg_size, s->piece_max) bytes:
 	 * the piece that starts WRITTEN bytes into the chunk goes from file
@@ -461,7 +461,7 @@ static int write_chunk(struct sender *s)
  * on: to the next REGION, or after the last chunk to the verdict. */
 static int send_done(struct sender *s)
 {
-	/* SOLUTION step 3: Post a DONE for the chunk just written with
+	/* SOLUTION step 3, the DONE: Post a DONE for the chunk just written with
 	 * lab3_post_msg() (common.h), without waiting for it to complete:
 	 * it follows the WRITEs on the same queue pair.  While the WRITEs
 	 * fill the send queue it says -EAGAIN: then lab3_wait(&s->conn, 0),
