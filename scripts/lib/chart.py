@@ -476,7 +476,7 @@ def done_row(ev, row, exp, add, want):
         return
     # the WRITEs row before it, filled in by the chunk's check
     writes = {"t": ev["t"], "chunk": k, "lane": "s2r", "arrow": "write",
-              "text": "RDMA WRITEs of chunk %d: not checked" % k,
+              "text": "WRITEs of chunk %d: not checked" % k,
               "writes_of": row, "ok": True, "expected": "WRITEs (chunk %d)"
               % k, "pending": True}
     row["writes"] = writes
@@ -488,11 +488,10 @@ def done_row(ev, row, exp, add, want):
 def error_row(ev, row, add, want):
     reason, code = ev.get("reason", ""), ev.get("code", "?")
     if row["lane"] == "r2s":
-        what = "timeout" if reason.startswith("timed out") else "ERROR"
         row["text"] = "ERROR %s: %s" % (code, reason)
-        why = ("%s: the receiver %s and sent ERROR: %s" %
-               (what, "gave up waiting" if what == "timeout" else
-                "stopped the session", reason))
+        why = ("timeout: the receiver gave up waiting and sent ERROR: %s"
+               if reason.startswith("timed out") else
+               "the receiver stopped the session with an ERROR: %s") % reason
     else:
         row["text"] = "ERROR %s: %s" % (code, reason)
         why = "the sender sent ERROR: %s" % reason
@@ -542,14 +541,14 @@ def check_row(ev, rows, state):
     w["pending"] = False
     n, m = ev["written"], ev["places"]
     if m == 0:
-        w["text"] = "RDMA WRITEs of chunk %d: too short to check" % ev["chunk"]
+        w["text"] = "WRITEs of chunk %d: too short to check" % ev["chunk"]
         return
     if n == m:
-        w["text"] = "RDMA WRITEs of chunk %d: landed (%d of %d places " \
-            "written)" % (ev["chunk"], n, m)
+        w["text"] = "WRITEs of chunk %d: landed (%d of %d places)" % (
+            ev["chunk"], n, m)
         return
     what = "nothing landed" if n == 0 else "partly landed"
-    w["text"] = "RDMA WRITEs of chunk %d: %s (%d of %d places written)" % (
+    w["text"] = "WRITEs of chunk %d: %s (%d of %d places)" % (
         ev["chunk"], what, n, m)
     w["ok"] = False
     why = ("the RDMA WRITEs of chunk %d had not landed when its DONE came: "
@@ -761,10 +760,10 @@ def text_row(r, t0, width):
 # ---- Rendering: HTML with an inline SVG ----
 
 ROW_H = 22
-X_TIME, X_SEND, X_RECV, X_EXP = 4, 84, 524, 566
-SVG_W = 900
+X_TIME, X_SEND, X_RECV, X_EXP = 4, 84, 544, 586
+SVG_W = 940
 CHAR_W = 7.2            # a character of the chart's 12px monospace
-ARROW_CHARS = 56        # an arrow's label, at most
+ARROW_CHARS = 60        # an arrow's label, at most
 
 
 def e(text):
@@ -844,9 +843,11 @@ def svg_row(r, y, t0, chart):
         out.append('<rect x="0" y="%d" width="%d" height="%d" class="band"/>'
                    % (y - 16, SVG_W, ROW_H))
     if lane == "fold":
-        t = "%.3f-%.3f" % (r["t"] - t0, r["t_end"] - t0)
+        text += ", until %.3f s" % (r["t_end"] - t0)
+    if r["t"] is not None:
+        t = "%.3f s" % (r["t"] - t0)
     else:
-        t = "" if r["t"] is None else "%.3f s" % (r["t"] - t0)
+        t = ""
     out.append(svg_text(X_TIME, y, t, "time"))
     mid = (X_SEND + X_RECV) // 2
     if lane in ("s2r", "r2s", "both"):
@@ -917,7 +918,8 @@ h2 { font-size: 16px; margin: 0 0 6px; }
 .diff { background: #fde8e8; border-left: 4px solid #c62828; padding: 6px; }
 .same { background: #e8f5e9; border-left: 4px solid #2e7d32; padding: 6px; }
 .wrap { display: flex; gap: 10px; align-items: flex-start; }
-.stages { width: 200px; flex: none; border: 1px solid #ccc; padding: 8px; }
+.stages { width: 200px; flex: none; border: 1px solid #ccc; padding: 8px;
+  overflow-wrap: anywhere; }
 .stages ol { padding-left: 22px; margin: 0; }
 .pass { color: #2e7d32; } .fail { color: #c62828; font-weight: bold; }
 .other { color: #777; }
