@@ -212,11 +212,11 @@ def settings(run, events):
                 e["type"] == "FILE_INFO" and "length" in e]
         size = info[0]["length"] if info else None
     if window is None and regions:
-        window = max(1, max(e["length"] for e in regions))
+        window = max(e["length"] for e in regions) or None
     if windows is None:
         offers = [e["window"] for e in events if e["kind"] == "offer"]
         windows = max(offers) + 1 if offers else 1
-    return size, window or 1, windows
+    return size, window, windows
 
 
 def chunk_count(size, window):
@@ -237,8 +237,9 @@ class Expect:
     (REGIONs and DONEs may interleave as the windows allow)."""
 
     def __init__(self, size, window, windows):
-        self.size, self.window, self.windows = size, window, windows
-        self.chunks = chunk_count(size, window)
+        self.size, self.window, self.windows = size, window or 1, windows
+        self.chunks = 1 if size == 0 else chunk_count(size, window) \
+            if window else None
         self.established = self.info = False
         self.offered = self.done = 0
         self.verdict = self.id = self.key = self.bye = False
@@ -617,7 +618,7 @@ def make_chart(events, run):
     t0 = next((r["t"] for r in rows if r.get("text") == "connection "
                "established" and r["t"] is not None), None)
     if t0 is None:
-        t0 = next((e["t"] for e in events if e["t"] is not None), 0.0)
+        t0 = next((e["t"] for e in events if e["t"] is not None), None)
     end_diff = None
     if diff is None:
         good = exp.bye and exp.key
@@ -638,7 +639,7 @@ def make_chart(events, run):
 # ---- Rendering: text ----
 
 def fmt_t(t, t0):
-    if t is None:
+    if t is None or t0 is None:
         return "      ?  "
     return "%7.3f s" % (t - t0)
 
@@ -670,7 +671,7 @@ def stage_lines(run):
     for s in run.get("stages", []):
         status = clean(str(s.get("status", "?")))
         line = "  %s. %s: %s" % (clean(str(s.get("n", "?"))),
-                                 clean(str(s.get("name", "?"))), status)
+                                 clean(str(s.get("name") or "?")), status)
         if s.get("why"):
             line += " (%s)" % clean(str(s["why"]))
         out.append(line)
@@ -842,9 +843,9 @@ def svg_row(r, y, t0, chart):
     if r.get("diff") is not None:
         out.append('<rect x="0" y="%d" width="%d" height="%d" class="band"/>'
                    % (y - 16, SVG_W, ROW_H))
-    if lane == "fold":
+    if lane == "fold" and r["t_end"] is not None and t0 is not None:
         text += ", until %.3f s" % (r["t_end"] - t0)
-    if r["t"] is not None:
+    if r["t"] is not None and t0 is not None:
         t = "%.3f s" % (r["t"] - t0)
     else:
         t = ""
@@ -896,7 +897,7 @@ def stage_html(run):
         status = clean(str(s.get("status", "?")))
         cls = {"pass": "pass", "fail": "fail"}.get(status, "other")
         item = "<b>%s</b>: <span class=\"%s\">%s</span>" % (
-            e(s.get("name", "?")), cls, e(status))
+            e(s.get("name") or "?"), cls, e(status))
         if s.get("why"):
             item += "<br><small>%s</small>" % e(s["why"])
         out.append('<li value="%s">%s</li>' % (e(s.get("n", "")), item))
@@ -1003,4 +1004,8 @@ if __name__ == "__main__":
         sys.exit(main(sys.argv[1:]))
     except Fail as err:
         print("chart.py: %s" % err, file=sys.stderr)
+        sys.exit(1)
+    except Exception as err:   # a bug: still one line, never a traceback
+        print("chart.py: internal error: %s: %s" % (
+            type(err).__name__, clean(str(err))), file=sys.stderr)
         sys.exit(1)
