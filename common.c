@@ -366,8 +366,7 @@ static int post_encoded(struct lab3_conn *conn, const struct lab3_msg *msg,
 				  lab3_msg_type_name(msg->type));
 	}
 	if (conn->verbose)
-		fprintf(stderr, "%s: send %s (%u bytes)\n", conn->prog,
-			lab3_msg_type_name(msg->type), sge.length);
+		conn_trace_msg(conn, "send", msg, sge.length);
 	ret = post_under_credit(conn, &wr);
 	if (ret == 0)
 		conn->next_send++;

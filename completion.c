@@ -104,15 +104,34 @@ void conn_give_credit(struct lab3_conn *conn)
 /* ---- What a completion means ---- */
 
 /* trace_wc: under -v, show a work completion: the student's view of what
- * the hardware did. */
+ * the hardware did.  A failed completion's opcode is not set (only its
+ * wr_id and status are): its kind then comes from the wr_id. */
 static void trace_wc(const struct lab3_conn *conn, const struct ibv_wc *wc)
 {
+	static const char *const kinds[] = { "RECV", "SEND", "RDMA_WRITE" };
+	unsigned kind = WR_KIND(wc->wr_id);
+
 	if (!conn->verbose)
 		return;
 	fprintf(stderr, "%s: completion: %s wr_id=%llu status=%s byte_len=%u\n",
-		conn->prog, lab3_wc_opcode_name(wc->opcode),
+		conn->prog, wc->status == IBV_WC_SUCCESS ?
+		lab3_wc_opcode_name(wc->opcode) :
+		kind <= WR_WRITE ? kinds[kind] : "other",
 		(unsigned long long)wc->wr_id, ibv_wc_status_str(wc->status),
 		wc->byte_len);
+}
+
+/* conn_trace_msg: see conn_internal.h.  "receiver: send DONE (24
+ * bytes): offset 0, 65536 bytes". */
+void conn_trace_msg(const struct lab3_conn *conn, const char *what,
+		    const struct lab3_msg *msg, unsigned bytes)
+{
+	char fields[LAB3_ERR_LEN];
+
+	lab3_msg_fields(msg, fields, sizeof(fields));
+	fprintf(stderr, "%s: %s %s (%u bytes)%s%s\n", conn->prog, what,
+		lab3_msg_type_name(msg->type), bytes, fields[0] ? ": " : "",
+		fields);
 }
 
 /* wc_failed: a work request failed, so the queue pair is in the error
@@ -185,8 +204,7 @@ static int take_recv(struct lab3_conn *conn, const struct ibv_wc *wc,
 		return 0;
 	}
 	if (conn->verbose)
-		fprintf(stderr, "%s: received %s (%u bytes)\n", conn->prog,
-			lab3_msg_type_name(msg.type), wc->byte_len);
+		conn_trace_msg(conn, "received", &msg, wc->byte_len);
 	again = conn->error == 0;
 	conn->heard = 1;
 	if (msg.type == LAB3_MSG_ERROR)

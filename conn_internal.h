@@ -55,12 +55,15 @@ struct rdma_conn_param conn_params(void);
 
 /* In completion.c: the connection's first error, and one for a call that
  * set errno; a credit taken and given back; what one completion means
- * (1: post its receive buffer again). */
+ * (1: post its receive buffer again); under -v, a message sent or
+ * received (WHAT: "send" or "received"), with its fields. */
 int conn_error(struct lab3_conn *conn, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int conn_errno(struct lab3_conn *conn, const char *call, int fallback);
 int conn_take_credit(struct lab3_conn *conn, int even_failed);
 void conn_give_credit(struct lab3_conn *conn);
 int conn_take_wc(struct lab3_conn *conn, const struct ibv_wc *wc);
+void conn_trace_msg(const struct lab3_conn *conn, const char *what,
+		    const struct lab3_msg *msg, unsigned bytes);
 
 #endif /* LAB3_CONN_INTERNAL_H */

@@ -93,6 +93,8 @@ static int conn_failed(struct session *s, int ret);
 static int give_up(struct session *s, enum lab3_error_code code,
 		   const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int tell_error(struct session *s, enum lab3_error_code code);
+static void trace(const struct session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 static struct window *chunk_window(struct session *s, uint64_t chunk);
 static int unwritten_chunk(struct session *s, const struct window *w);
 static int setup_windows(struct session *s);
@@ -220,6 +222,10 @@ static int send_region(struct session *s)
 		ret = post(s, &msg);
 		if (ret != 0)
 			return ret;
+		trace(s, "chunk %llu (offset %llu, %llu bytes) in window %u",
+		      (unsigned long long)s->rx.offered - 1,
+		      (unsigned long long)offset, (unsigned long long)length,
+		      (unsigned)(w - s->windows));
 		if (lab3_rx_may_offer(&s->rx) && s->conn.credits > 0)
 			return STEP_YIELD;	/* the next window next turn */
 	}
@@ -297,6 +303,11 @@ static int unwritten_chunk(struct session *s, const struct window *w)
 {
 	uint64_t at = 0, checked, whole = find_canary(s, w, &at, &checked);
 
+	trace(s, "chunk %llu (offset %llu, %llu bytes) checked: %llu of %llu "
+	      "places written", (unsigned long long)s->rx.stored,
+	      (unsigned long long)w->offset, (unsigned long long)w->length,
+	      (unsigned long long)(checked - whole),
+	      (unsigned long long)checked);
 	if (whole == 0)
 		return 0;
 	if (whole == checked)
@@ -534,6 +545,21 @@ static int give_up(struct session *s, enum lab3_error_code code,
 	va_end(ap);
 	lab3_post_error(&s->conn, code, s->error);
 	return -1;
+}
+
+/* trace: under -v, one line about session S for its student ("receiver:
+ * session 1: chunk 0 ..."). */
+static void trace(const struct session *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!s->opt->verbose)
+		return;
+	fprintf(stderr, "receiver: session %u: ", s->number);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
 }
 
 /* tell_error: the session has failed for the reason in s->error (the

@@ -16,6 +16,55 @@ const char conn_no_device_msg[] =
 const char conn_no_listener_msg[] =
 	"connection refused (is a receiver listening on that port?)";
 
+/* lab3_msg_fields: what MSG says, for a -v trace (see explain.h).  The
+ * texts were checked printable by lab3_decode() (or are our own). */
+void lab3_msg_fields(const struct lab3_msg *msg, char *buf, size_t len)
+{
+	static const char *const codes[] = {
+		[LAB3_ERR_PROTOCOL] = "PROTOCOL",
+		[LAB3_ERR_TOO_LARGE] = "TOO_LARGE",
+		[LAB3_ERR_RESOURCES] = "RESOURCES",
+		[LAB3_ERR_NO_KEY] = "NO_KEY",
+		[LAB3_ERR_INTERNAL] = "INTERNAL",
+	};
+	unsigned code = (unsigned)msg->error.code;
+
+	switch (msg->type) {
+	case LAB3_MSG_FILE_INFO:
+		snprintf(buf, len, "%llu bytes, name \"%s\"",
+			 (unsigned long long)msg->file_info.length,
+			 msg->file_info.name);
+		break;
+	case LAB3_MSG_REGION:
+		snprintf(buf, len, "offset %llu, %llu bytes, addr 0x%llx, "
+			 "rkey 0x%x", (unsigned long long)msg->region.offset,
+			 (unsigned long long)msg->region.length,
+			 (unsigned long long)msg->region.addr,
+			 msg->region.rkey);
+		break;
+	case LAB3_MSG_DONE:
+		snprintf(buf, len, "offset %llu, %llu bytes",
+			 (unsigned long long)msg->done.offset,
+			 (unsigned long long)msg->done.bytes);
+		break;
+	case LAB3_MSG_VERDICT:
+		snprintf(buf, len, "%s", msg->verdict.verdict ==
+			 LAB3_VERDICT_GOOD ? "good" : "bad");
+		break;
+	case LAB3_MSG_ID:
+		snprintf(buf, len, "\"%s\"", msg->id.id);
+		break;
+	case LAB3_MSG_ERROR:
+		snprintf(buf, len, "%s: %s", code <= LAB3_ERR_LAST &&
+			 codes[code] != NULL ? codes[code] : "code?",
+			 msg->error.reason);
+		break;
+	default:
+		if (len > 0)
+			buf[0] = '\0';
+	}
+}
+
 /* lab3_wc_opcode_name: the name of a completion's opcode, for traces and
  * messages. */
 const char *lab3_wc_opcode_name(enum ibv_wc_opcode opcode)

@@ -11,9 +11,16 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "protocol.h"
+
 /* What rdma_cm's ENODEV means to a user, and what a rejection without a
  * reason means. */
 extern const char conn_no_device_msg[], conn_no_listener_msg[];
+
+/* What MSG says, in a few words for a -v trace, into BUF (LEN bytes):
+ * "offset 0, 65536 bytes" for a DONE; "" for a KEY, whose bytes a trace
+ * does not show. */
+void lab3_msg_fields(const struct lab3_msg *msg, char *buf, size_t len);
 
 /* The name of a completion's opcode, for traces and messages. */
 const char *lab3_wc_opcode_name(enum ibv_wc_opcode opcode);

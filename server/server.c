@@ -308,6 +308,9 @@ static void new_session(struct server *srv, struct rdma_cm_id *id)
 	srv->sessions[srv->nsessions++] = s;
 	s->start_us = lab3_now_us();
 	snprintf(s->peer, sizeof(s->peer), "%s", peer);
+	if (srv->opt->verbose)
+		fprintf(stderr, "receiver: session %u: connection request from "
+			"%s\n", s->number, peer);
 	if (lab3_accept_request(&srv->listener, id, &s->conn) != 0) {
 		snprintf(s->error, sizeof(s->error), "%s", s->conn.err);
 		finish_session(srv, s);
