@@ -20,7 +20,7 @@
 # not implemented" line: the kit's own words, not the student's).  A
 # stage whose TODOs are not all written is "not written yet", never a
 # failure: a run stops at the first TODO it reaches, which is always the
-# first in the run's order (tests/slow/kit-steps.test).  The first stage
+# first in the run's order (the project's tests keep it so).  The first stage
 # that neither passes nor waits to be written fails, with the traced
 # run's reason; the ones after it are "not reached".
 
