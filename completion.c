@@ -54,12 +54,20 @@ int conn_errno(struct lab3_conn *conn, const char *call, int fallback)
 }
 
 /* conn_hung_up: the peer's hang-up ends what we waited for: that is the
- * connection's error now, naming it.  Returns it (-ECONNRESET). */
+ * connection's error now, naming it.  Returns it (-ECONNRESET).  A peer
+ * that took a message of ours and hung up without one of its own ever
+ * arriving most likely found no receive posted for its answer: its SEND
+ * failed (RNR), and with it the connection. */
 static int conn_hung_up(struct lab3_conn *conn)
 {
-	return conn_error(conn, -ECONNRESET, "the peer disconnected%s%s",
+	int unheard = conn->established && !conn->heard &&
+		      conn->sends_completed > 0;
+
+	return conn_error(conn, -ECONNRESET, "the peer disconnected%s%s%s",
 			  conn->awaiting[0] ? " while we waited for " : "",
-			  conn->awaiting);
+			  conn->awaiting, unheard ? ", and no message of "
+			  "its ever arrived: were our receives posted "
+			  "(ibv_post_recv()) before rdma_connect?" : "");
 }
 
 /* lab3_time_out: see common.h.  After a hang-up (and its settling), the
