@@ -549,7 +549,7 @@ static int cq_unarmed(struct lab3_conn *conn)
 		return 0;
 	conn_error(conn, -EIO, "completions were waiting on the CQ but no "
 		   "completion event came: is the CQ armed with "
-		   "ibv_req_notify_cq() before each sleep?");
+		   "ibv_req_notify_cq before each sleep?");
 	return 1;
 }
 
@@ -716,6 +716,6 @@ int lab3_conn_destroy(struct lab3_conn *conn)
 	return conn_error(conn, ret, "rdma_destroy_id() had not returned "
 			  "after %d s: it waits until every rdma_cm event of "
 			  "its cm_id has been acknowledged: is each event "
-			  "from rdma_get_cm_event() given back with "
-			  "rdma_ack_cm_event()?", DESTROY_ID_MS / 1000);
+			  "that rdma_get_cm_event gives acknowledged with "
+			  "rdma_ack_cm_event?", DESTROY_ID_MS / 1000);
 }
