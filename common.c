@@ -11,8 +11,10 @@
  * makes its queue pair on the cm_id and connects (client.c); the class
  * server listens, makes its own queue pair and accepts (server/).
  */
+#define _GNU_SOURCE	/* pthread_timedjoin_np() */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,12 @@
 #include "conn_internal.h"
 #include "explain.h"
 #include "provider.h"
+
+/* How long a completion's event may lag behind the completion itself on
+ * an armed CQ (it follows within microseconds; this allows for a busy
+ * machine), and how long rdma_destroy_id() may take. */
+#define CQ_EVENT_LAG_MS 100
+#define DESTROY_ID_MS 2000
 
 /* ---- The event channel and the cm_id ---- */
 
@@ -264,14 +272,41 @@ static int post_recv(struct lab3_conn *conn, int slot)
 	/* END SOLUTION */
 }
 
+/* check_qp_cap: the queue pair must hold what the connection keeps
+ * posted: LAB3_SEND_DEPTH sends (its credits) and LAB3_RECV_DEPTH
+ * receives.  A smaller one fails a post (ENOMEM) only when that many are
+ * outstanding at once, which a fast device may never show: say so now,
+ * with the numbers. */
+static int check_qp_cap(struct lab3_conn *conn)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	int ret = ibv_query_qp(conn->qp, &attr, IBV_QP_CAP, &init);
+
+	if (ret != 0)
+		return conn_error(conn, -ret, "ibv_query_qp: %s", strerror(ret));
+	if (attr.cap.max_send_wr >= LAB3_SEND_DEPTH &&
+	    attr.cap.max_recv_wr >= LAB3_RECV_DEPTH)
+		return 0;
+	return conn_error(conn, -EINVAL, "the queue pair holds %u sends "
+			  "(cap.max_send_wr) and %u receives (max_recv_wr), "
+			  "and the connection keeps up to %d sends "
+			  "(LAB3_SEND_DEPTH) and %d receives (LAB3_RECV_DEPTH) "
+			  "posted: is it made with conn_qp_attr()'s cap?",
+			  attr.cap.max_send_wr, attr.cap.max_recv_wr,
+			  LAB3_SEND_DEPTH, LAB3_RECV_DEPTH);
+}
+
 /* conn_setup_msgs: allocate and register the message buffers
  * (LAB3_RECV_DEPTH receive buffers, then LAB3_SEND_DEPTH send buffers)
  * and post every receive buffer, so that the peer may send as soon as
  * the connection is up.  The queue pair must be in INIT or beyond. */
 int conn_setup_msgs(struct lab3_conn *conn)
 {
-	int ret;
+	int ret = check_qp_cap(conn);
 
+	if (ret != 0)
+		return ret;
 	conn->msgs = calloc(LAB3_RECV_DEPTH + LAB3_SEND_DEPTH,
 			    sizeof(*conn->msgs));
 	if (conn->msgs == NULL)
@@ -307,18 +342,40 @@ static int post_signaled(struct lab3_conn *conn, struct ibv_send_wr *wr)
 	/* END SOLUTION */
 }
 
+/* post_error: ibv_post_send() has failed with RET (an errno): the
+ * connection's error.  ENOMEM is a full send queue: a queue pair made
+ * smaller than the sends in flight (-ENOBUFS, not a registration's
+ * ENOMEM). */
+static int post_error(struct lab3_conn *conn, int ret)
+{
+	if (ret == ENOMEM)
+		return conn_error(conn, -ENOBUFS, "ibv_post_send: the send "
+				  "queue is full (ENOMEM) with %d sends "
+				  "outstanding: does the queue pair's "
+				  "cap.max_send_wr hold LAB3_SEND_DEPTH (%d)?",
+				  LAB3_SEND_DEPTH - conn->credits,
+				  LAB3_SEND_DEPTH);
+	return conn_error(conn, -ret, "ibv_post_send: %s", strerror(ret));
+}
+
 /* post_under_credit: post WR with post_signaled(), under a credit the
- * caller has taken, which comes back if the post fails; count it. */
+ * caller has taken, which comes back if the post fails; count it.  A
+ * send posted unsignaled would never complete, nor give its credit back:
+ * that is the connection's error at once, not a wait to its timeout. */
 static int post_under_credit(struct lab3_conn *conn, struct ibv_send_wr *wr)
 {
 	int ret = post_signaled(conn, wr);
 
 	if (ret != 0) {
 		conn_give_credit(conn);
-		return conn_error(conn, -ret, "ibv_post_send: %s",
-				  strerror(ret));
+		return post_error(conn, ret);
 	}
 	conn->sends_posted++;
+	if (!(wr->send_flags & IBV_SEND_SIGNALED))
+		return conn_error(conn, -EINVAL, "a send was posted without "
+				  "IBV_SEND_SIGNALED in its send_flags: the "
+				  "queue pair signals only those (sq_sig_all 0), "
+				  "so it never completes");
 	return 0;
 }
 
@@ -454,26 +511,6 @@ static int poll_once(struct lab3_conn *conn, struct ibv_wc *wc, int max)
 	/* END SOLUTION */
 }
 
-/* poll_cq: take every completion there is (poll_once()), hand each to
- * completion.c (conn_take_wc()) and post a receive buffer again when it
- * says so; the CQ is left armed.  How many were taken, or the
- * connection's error.  A connection with no CQ yet has none. */
-static int poll_cq(struct lab3_conn *conn)
-{
-	struct ibv_wc wc[8];
-	int taken = 0, n;
-
-	if (conn->cq == NULL)
-		return 0;
-	while ((n = poll_once(conn, wc, 8)) > 0) {
-		for (int i = 0; i < n; i++)
-			if (conn_take_wc(conn, &wc[i]) == 1)
-				post_recv(conn, (int)WR_REST(wc[i].wr_id));
-		taken += n;
-	}
-	return n < 0 ? n : taken;
-}
-
 /* take_cq_event: the completion channel is readable: take its event and
  * acknowledge it.  The event only says that the CQ has completions
  * (poll_cq() takes them), and it disarmed the CQ.  Returns 1 when there
@@ -497,6 +534,48 @@ static int take_cq_event(struct lab3_conn *conn)
 	/* END SOLUTION */
 }
 
+/* cq_unarmed: the wait woke without a completion event, and yet the CQ
+ * holds completions.  On an armed CQ their event is right behind them:
+ * wait for it, CQ_EVENT_LAG_MS at most.  If none comes, the CQ was not
+ * armed, and each sleep of the wait would last until its timeout,
+ * whatever completed meanwhile: that is the connection's error (1). */
+static int cq_unarmed(struct lab3_conn *conn)
+{
+	struct pollfd fd = { .fd = conn->comp_channel->fd, .events = POLLIN };
+
+	if (lab3_wait_fds(&fd, 1, CQ_EVENT_LAG_MS, conn->wait_sigmask) > 0 &&
+	    take_cq_event(conn))
+		return 0;
+	conn_error(conn, -EIO, "completions were waiting on the CQ but no "
+		   "completion event came: is the CQ armed with "
+		   "ibv_req_notify_cq before each sleep?");
+	return 1;
+}
+
+/* poll_cq: take every completion there is (poll_once()), hand each to
+ * completion.c (conn_take_wc()) and post a receive buffer again when it
+ * says so; the CQ is left armed.  UNANNOUNCED: the wait has just woken
+ * without a completion event, so the first completions found must have
+ * their event coming (cq_unarmed()).  How many were taken, or the
+ * connection's error.  A connection with no CQ yet has none. */
+static int poll_cq(struct lab3_conn *conn, int unannounced)
+{
+	struct ibv_wc wc[8];
+	int taken = 0, n;
+
+	if (conn->cq == NULL)
+		return 0;
+	while ((n = poll_once(conn, wc, 8)) > 0) {
+		if (unannounced && taken == 0 && cq_unarmed(conn))
+			return conn->error;
+		for (int i = 0; i < n; i++)
+			if (conn_take_wc(conn, &wc[i]) == 1)
+				post_recv(conn, (int)WR_REST(wc[i].wr_id));
+		taken += n;
+	}
+	return n < 0 ? n : taken;
+}
+
 /* lab3_wait: see common.h.  The steps, as rdma-core's rdma_get_recv_comp()
  * takes them: poll the CQ, arm it, poll again; sleep on the completion
  * channel, with the CM channel beside it; get the channel's event and ack
@@ -507,11 +586,12 @@ int lab3_wait(struct lab3_conn *conn, int wait_ms)
 	int limit = wait_ms > 0 ? wait_ms : conn->timeout_ms;
 	long long deadline = lab3_now_ms() + limit;
 	int failed = conn->error != 0, gone = conn->disconnected, news = 0;
+	int unannounced = 0;	/* woken, and no completion event came */
 
 	if (wait_ms == LAB3_NO_WAIT) {	/* the class server's: no sleep */
 		if (conn->comp_channel != NULL)
 			take_cq_event(conn);
-		return poll_cq(conn) < 0 ? conn->error : 0;
+		return poll_cq(conn, 0) < 0 ? conn->error : 0;
 	}
 	/* The class server's connections share the listener's CM channel,
 	 * and nothing of theirs may block (server/server.c). */
@@ -527,7 +607,7 @@ int lab3_wait(struct lab3_conn *conn, int wait_ms)
 		long long until = deadline, left;
 		int nudge;
 
-		news |= poll_cq(conn) > 0;		/* poll, arm, poll */
+		news |= poll_cq(conn, unannounced) > 0;	/* poll, arm, poll */
 		news |= (conn->error != 0) != failed ||
 			conn->disconnected != gone;
 		if (lab3_settling(conn))
@@ -547,8 +627,8 @@ int lab3_wait(struct lab3_conn *conn, int wait_ms)
 					  "interrupted by a signal" :
 					  strerror(err));
 		}
-		if (fds[1].revents & POLLIN)
-			take_cq_event(conn);		/* get it, ack it */
+		unannounced = !((fds[1].revents & POLLIN) &&
+				take_cq_event(conn));	/* get it, ack it */
 		if (fds[0].revents & POLLIN)
 			news |= take_cm_event(conn) > 0;
 		if (nudge && !news)
@@ -562,10 +642,48 @@ int lab3_wait(struct lab3_conn *conn, int wait_ms)
 
 /* ---- Teardown ---- */
 
+/* destroy_id_thread: rdma_destroy_id() of the cm_id ARG, in a thread of
+ * its own (destroy_id_within()). */
+static void *destroy_id_thread(void *arg)
+{
+	rdma_destroy_id(arg);
+	return NULL;
+}
+
+/* destroy_id_within: rdma_destroy_id() of ID, which waits until every
+ * event reported for the cm_id has been acknowledged: one event that
+ * rdma_get_cm_event() gave and rdma_ack_cm_event() never took back makes
+ * it wait for ever.  So it runs in a thread of its own, given MS: 0 once
+ * it has returned, -ETIMEDOUT while it still waits (the thread is left
+ * to it: it holds nothing the rest of the teardown needs). */
+static int destroy_id_within(struct rdma_cm_id *id, int ms)
+{
+	struct timespec until;
+	pthread_t thread;
+
+	if (pthread_create(&thread, NULL, destroy_id_thread, id) != 0) {
+		rdma_destroy_id(id);		/* no thread: unbounded */
+		return 0;
+	}
+	clock_gettime(CLOCK_REALTIME, &until);	/* pthread_timedjoin_np's */
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	if (pthread_timedjoin_np(thread, NULL, &until) == 0)
+		return 0;
+	pthread_detach(thread);
+	return -ETIMEDOUT;
+}
+
 /* lab3_conn_destroy: see common.h.  The class server destroys the queue
  * pair it made itself before this. */
-void lab3_conn_destroy(struct lab3_conn *conn)
+int lab3_conn_destroy(struct lab3_conn *conn)
 {
+	int ret = 0;
+
 	if (conn->msgs_mr != NULL)
 		ibv_dereg_mr(conn->msgs_mr);
 	free(conn->msgs);
@@ -578,7 +696,7 @@ void lab3_conn_destroy(struct lab3_conn *conn)
 	if (conn->pd != NULL)
 		ibv_dealloc_pd(conn->pd);
 	if (conn->id != NULL)
-		rdma_destroy_id(conn->id);
+		ret = destroy_id_within(conn->id, DESTROY_ID_MS);
 	if (conn->owns_cm_channel && conn->cm_channel != NULL)
 		rdma_destroy_event_channel(conn->cm_channel);
 	conn->msgs_mr = NULL;
@@ -589,4 +707,14 @@ void lab3_conn_destroy(struct lab3_conn *conn)
 	conn->pd = NULL;
 	conn->id = NULL;
 	conn->cm_channel = NULL;
+	if (ret == 0)
+		return 0;
+	/* Teardown comes after the run, and whatever error it had: this one
+	 * is the last word (conn_error() keeps only a first one). */
+	conn->error = 0;
+	return conn_error(conn, ret, "rdma_destroy_id() had not returned "
+			  "after %d s: it waits until every rdma_cm event of "
+			  "its cm_id has been acknowledged: is each event "
+			  "that rdma_get_cm_event gives acknowledged with "
+			  "rdma_ack_cm_event?", DESTROY_ID_MS / 1000);
 }

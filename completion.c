@@ -54,12 +54,20 @@ int conn_errno(struct lab3_conn *conn, const char *call, int fallback)
 }
 
 /* conn_hung_up: the peer's hang-up ends what we waited for: that is the
- * connection's error now, naming it.  Returns it (-ECONNRESET). */
+ * connection's error now, naming it.  Returns it (-ECONNRESET).  A peer
+ * that took a message of ours and hung up without one of its own ever
+ * arriving most likely found no receive posted for its answer: its SEND
+ * failed (RNR), and with it the connection. */
 static int conn_hung_up(struct lab3_conn *conn)
 {
-	return conn_error(conn, -ECONNRESET, "the peer disconnected%s%s",
+	int unheard = conn->established && !conn->heard &&
+		      conn->sends_completed > 0;
+
+	return conn_error(conn, -ECONNRESET, "the peer disconnected%s%s%s",
 			  conn->awaiting[0] ? " while we waited for " : "",
-			  conn->awaiting);
+			  conn->awaiting, unheard ? ", and no message of "
+			  "its ever arrived: were our receives posted "
+			  "(ibv_post_recv()) before rdma_connect?" : "");
 }
 
 /* lab3_time_out: see common.h.  After a hang-up (and its settling), the
@@ -103,6 +111,14 @@ void conn_give_credit(struct lab3_conn *conn)
 
 /* ---- What a completion means ---- */
 
+/* kind_name: what a wr_id's kind says its work request was. */
+static const char *kind_name(unsigned kind)
+{
+	static const char *const name[] = { "RECV", "SEND", "RDMA WRITE" };
+
+	return kind <= WR_WRITE ? name[kind] : "no work request of ours";
+}
+
 /* trace_wc: under -v, show a work completion: the student's view of what
  * the hardware did.  A failed completion's opcode is not set (only its
  * wr_id and status are): its kind then comes from the wr_id. */
@@ -140,7 +156,6 @@ void conn_trace_msg(const struct lab3_conn *conn, const char *what,
  * into the CQ (lab3_settling()). */
 static void wc_failed(struct lab3_conn *conn, const struct ibv_wc *wc)
 {
-	static const char *const what[] = { "RECV", "SEND", "RDMA WRITE" };
 	unsigned kind = WR_KIND(wc->wr_id);
 
 	if (kind == WR_RECV && wc->status == IBV_WC_WR_FLUSH_ERR)
@@ -154,11 +169,9 @@ static void wc_failed(struct lab3_conn *conn, const struct ibv_wc *wc)
 			   "the connection broke (work requests flushed)");
 	else if (wc->status == IBV_WC_RNR_RETRY_EXC_ERR)
 		conn_error(conn, -EIO, "%s failed: the peer posted no receive "
-			   "for it (RNR retries exhausted)",
-			   kind <= WR_WRITE ? what[kind] : "a work request");
+			   "for it (RNR retries exhausted)", kind_name(kind));
 	else
-		conn_error(conn, -EIO, "%s failed: %s%s",
-			   kind <= WR_WRITE ? what[kind] : "a work request",
+		conn_error(conn, -EIO, "%s failed: %s%s", kind_name(kind),
 			   ibv_wc_status_str(wc->status),
 			   lab3_wc_status_meaning(kind, wc->status));
 	conn->error_from_wc = 1;
@@ -234,13 +247,28 @@ static void take_sent(struct lab3_conn *conn, const struct ibv_wc *wc)
 		conn->sends_completed++;
 }
 
-/* wr_id_fits: whether a successful completion's wr_id names the kind of
- * work request its opcode says it was: a receive, a SEND or an RDMA
- * WRITE.  (A failed completion has no opcode to compare.) */
+/* send_only_status: whether only a SEND or an RDMA WRITE, never a
+ * receive, can fail with status ST: the peer's answer to a request of
+ * ours, or its silence. */
+static int send_only_status(enum ibv_wc_status st)
+{
+	return st == IBV_WC_REM_ACCESS_ERR || st == IBV_WC_REM_INV_REQ_ERR ||
+	       st == IBV_WC_REM_OP_ERR || st == IBV_WC_RETRY_EXC_ERR ||
+	       st == IBV_WC_RNR_RETRY_EXC_ERR || st == IBV_WC_BAD_RESP_ERR;
+}
+
+/* wr_id_fits: whether a completion's wr_id names the kind of work request
+ * it was.  A successful one's opcode says what it was: a receive, a SEND
+ * or an RDMA WRITE.  A failed one has no valid opcode (ibv_poll_cq(3)),
+ * but its status may still say that it was a send. */
 static int wr_id_fits(const struct ibv_wc *wc)
 {
 	unsigned kind = WR_KIND(wc->wr_id);
 
+	if (kind > WR_WRITE)
+		return 0;
+	if (wc->status != IBV_WC_SUCCESS)
+		return kind != WR_RECV || !send_only_status(wc->status);
 	if (wc->opcode & IBV_WC_RECV)
 		return kind == WR_RECV;
 	if (wc->opcode == IBV_WC_RDMA_WRITE)
@@ -249,22 +277,43 @@ static int wr_id_fits(const struct ibv_wc *wc)
 }
 
 /* wr_id_error: our own work request completed with a wr_id that does not
- * say what it was: the poster's mistake, not the peer's. */
+ * say what it was: the poster's mistake, not the peer's.  The SENDs of
+ * the lab's messages are posted with WR_ID(WR_SEND, 0), the receives with
+ * WR_ID(WR_RECV, slot): a wrong one is most likely a WRITE's. */
 static void wr_id_error(struct lab3_conn *conn, const struct ibv_wc *wc)
 {
-	if (wc->opcode == IBV_WC_SEND && WR_KIND(wc->wr_id) == WR_WRITE) {
+	unsigned long long wr_id = wc->wr_id;
+	const char *says = kind_name(WR_KIND(wc->wr_id));
+
+	if (wc->status != IBV_WC_SUCCESS)
+		conn_error(conn, -EINVAL, "a failed completion (%s) came with "
+			   "wr_id 0x%llx, which says %s, but only a send fails "
+			   "so: is the WRITE's wr_id WR_ID(WR_WRITE, 0)?",
+			   ibv_wc_status_str(wc->status), wr_id, says);
+	else if (wc->opcode == IBV_WC_SEND && WR_KIND(wr_id) == WR_WRITE)
 		conn_error(conn, -EINVAL, "our own RDMA WRITE (wr_id 0x%llx) "
 			   "completed as a SEND: was it posted with opcode "
-			   "IBV_WR_SEND where IBV_WR_RDMA_WRITE belongs?",
-			   (unsigned long long)wc->wr_id);
-		return;
-	}
-	conn_error(conn, -EINVAL, "our own %s completed with wr_id 0x%llx, "
-		   "which names no %s of ours (post a WRITE with wr_id "
-		   "WR_ID(WR_WRITE, 0), as its completion is known by)",
-		   lab3_wc_opcode_name(wc->opcode),
+			   "IBV_WR_SEND where IBV_WR_RDMA_WRITE belongs?", wr_id);
+	else if (wc->opcode & IBV_WC_RECV)
+		conn_error(conn, -EINVAL, "a completion of a RECV came with "
+			   "wr_id 0x%llx, which says %s: is each receive's wr_id "
+			   "WR_ID(WR_RECV, slot)?", wr_id, says);
+	else
+		conn_error(conn, -EINVAL, "a completion of %s came with wr_id "
+			   "0x%llx, which says %s: is the WRITE's wr_id "
+			   "WR_ID(WR_WRITE, 0)?", wc->opcode == IBV_WC_SEND ?
+			   "a SEND" : "an RDMA WRITE", wr_id, says);
+}
+
+/* recv_slot_error: a receive completed with a wr_id whose slot is no
+ * receive buffer of ours. */
+static void recv_slot_error(struct lab3_conn *conn, const struct ibv_wc *wc)
+{
+	conn_error(conn, -EINVAL, "a completion of a RECV came with wr_id "
+		   "0x%llx, which says receive buffer %llu of %d: is each "
+		   "receive's wr_id WR_ID(WR_RECV, slot)?",
 		   (unsigned long long)wc->wr_id,
-		   lab3_wc_opcode_name(wc->opcode));
+		   (unsigned long long)WR_REST(wc->wr_id), LAB3_RECV_DEPTH);
 }
 
 /* conn_take_wc: see conn_internal.h. */
@@ -273,12 +322,12 @@ int conn_take_wc(struct lab3_conn *conn, const struct ibv_wc *wc)
 	uint64_t slot = WR_REST(wc->wr_id);
 
 	trace_wc(conn, wc);
-	if (wc->status == IBV_WC_SUCCESS && !wr_id_fits(wc))
+	if (!wr_id_fits(wc))
 		wr_id_error(conn, wc);
 	else if (WR_KIND(wc->wr_id) != WR_RECV)
 		take_sent(conn, wc);
 	else if (slot >= LAB3_RECV_DEPTH)
-		conn_error(conn, -EIO, "a completion for no receive buffer");
+		recv_slot_error(conn, wc);
 	else if (wc->status == IBV_WC_SUCCESS)
 		return take_recv(conn, wc, slot);
 	else

@@ -92,6 +92,18 @@ const char *lab3_wc_status_meaning(unsigned kind, enum ibv_wc_status st)
 		return " (the peer took it as a SEND, longer than any "
 		       "message: was it posted with opcode IBV_WR_SEND where "
 		       "IBV_WR_RDMA_WRITE belongs?)";
+	if (kind == WR_WRITE && (st == IBV_WC_LOC_PROT_ERR ||
+				 st == IBV_WC_LOC_QP_OP_ERR))
+		return " (the device could not read the bytes the WRITE names "
+		       "under its lkey: are they all inside that registration, "
+		       "and was it not deregistered, nor its buffer unmapped, "
+		       "before the WRITE's completion?)";
+	if (kind == WR_RECV && (st == IBV_WC_LOC_PROT_ERR ||
+				st == IBV_WC_LOC_QP_OP_ERR))
+		return " (the device could not place the peer's message in our "
+		       "receive buffer: were the buffers registered with "
+		       "IBV_ACCESS_LOCAL_WRITE, which a receive needs?  or was "
+		       "the message longer than the buffer?)";
 	if (st == IBV_WC_LOC_PROT_ERR)
 		return " (the bytes posted are not all inside the memory "
 		       "registration whose lkey the work request names)";

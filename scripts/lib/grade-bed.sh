@@ -280,8 +280,12 @@ verbs_hint() {
 			"all its bytes?)" ;;
 	"the peer disconnected while we waited for DONE"*)
 		echo " (did its WRITE fail? one whose bytes are not all inside" \
-			"the registration its lkey names fails with a local" \
-			"protection error)" ;;
+			"the registration its lkey names, or whose registration" \
+			"was deregistered before its completion, fails with a" \
+			"local protection or QP operation error)" ;;
+	*"the peer posted no receive for it"*)
+		echo " (no receive posted: does the sender post each receive" \
+			"buffer with ibv_post_recv() before rdma_connect?)" ;;
 	*"RECV failed: local length error"* | *"RECV failed: local QP operation error"* | \
 	*"protocol error: message of "*)
 		echo " (a SEND where the chunk's RDMA WRITE belongs? its opcode" \

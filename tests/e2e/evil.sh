@@ -108,7 +108,7 @@ done
 line=$(tests/evil-sender wrong-wr-id "$RXE_ADDR" "$RX_PORT") ||
 	fail "wrong-wr-id: $line"
 case $line in
-"evil-sender: wrong-wr-id: its own completion handling stopped it: our own RDMA_WRITE completed with wr_id 0x0, which names no RDMA_WRITE of ours"*) ;;
+"evil-sender: wrong-wr-id: its own completion handling stopped it: a completion of an RDMA WRITE came with wr_id 0x0, which says RECV: is the WRITE's wr_id WR_ID(WR_WRITE, 0)?"*) ;;
 *) fail "wrong-wr-id: $line" ;;
 esac
 expect_summary "verdict none, [0-9.]+ s, failed: " "wrong-wr-id"
