@@ -11,13 +11,13 @@
  * makes its queue pair on the cm_id and connects (client.c); the class
  * server listens, makes its own queue pair and accepts (server/).
  */
-#define _GNU_SOURCE	/* pthread_timedjoin_np() */
 #include <errno.h>
 #include <poll.h>
-#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common.h"
 #include "conn_internal.h"
@@ -642,48 +642,50 @@ int lab3_wait(struct lab3_conn *conn, int wait_ms)
 
 /* ---- Teardown ---- */
 
-/* destroy_id_thread: rdma_destroy_id() of the cm_id ARG, in a thread of
- * its own (destroy_id_within()). */
-static void *destroy_id_thread(void *arg)
+/* destroy_stuck: SIGALRM's handler while destroy_id_within() waits in
+ * rdma_destroy_id(), which has not returned in its time: say why and end
+ * the program (exit status 3).  Only async-signal-safe calls. */
+static const char *stuck_prog = "lab3";
+static void destroy_stuck(int sig)
 {
-	rdma_destroy_id(arg);
-	return NULL;
+	static const char why[] = ": teardown: rdma_destroy_id() had not "
+		"returned after 2 s: it waits until every rdma_cm event of its "
+		"cm_id has been acknowledged: is each event that "
+		"rdma_get_cm_event gives acknowledged with rdma_ack_cm_event?\n";
+
+	(void)sig;
+	(void)!write(STDERR_FILENO, stuck_prog, strlen(stuck_prog));
+	(void)!write(STDERR_FILENO, why, sizeof(why) - 1);
+	_exit(LAB3_EXIT_CONNECTION);
 }
 
-/* destroy_id_within: rdma_destroy_id() of ID, which waits until every
- * event reported for the cm_id has been acknowledged: one event that
- * rdma_get_cm_event() gave and rdma_ack_cm_event() never took back makes
- * it wait for ever.  So it runs in a thread of its own, given MS: 0 once
- * it has returned, -ETIMEDOUT while it still waits (the thread is left
- * to it: it holds nothing the rest of the teardown needs). */
-static int destroy_id_within(struct rdma_cm_id *id, int ms)
+/* destroy_id_within: rdma_destroy_id() of CONN's cm_id, which waits until
+ * every event reported for the cm_id has been acknowledged: one event
+ * that rdma_get_cm_event() gave and rdma_ack_cm_event() never took back
+ * makes it wait for ever.  A program that owns its CM channel (a sender)
+ * is given DESTROY_ID_MS by an alarm, and ended by it (destroy_stuck()):
+ * it has nothing left to do but exit.  The class server's connections
+ * are its own code's, and it uses no alarm. */
+static void destroy_id_within(struct lab3_conn *conn)
 {
-	struct timespec until;
-	pthread_t thread;
+	struct sigaction stuck = { .sa_handler = destroy_stuck }, old;
 
-	if (pthread_create(&thread, NULL, destroy_id_thread, id) != 0) {
-		rdma_destroy_id(id);		/* no thread: unbounded */
-		return 0;
+	if (!conn->owns_cm_channel ||
+	    sigaction(SIGALRM, &stuck, &old) != 0) {
+		rdma_destroy_id(conn->id);
+		return;
 	}
-	clock_gettime(CLOCK_REALTIME, &until);	/* pthread_timedjoin_np's */
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	if (pthread_timedjoin_np(thread, NULL, &until) == 0)
-		return 0;
-	pthread_detach(thread);
-	return -ETIMEDOUT;
+	stuck_prog = conn->prog;
+	alarm((DESTROY_ID_MS + 999) / 1000);
+	rdma_destroy_id(conn->id);
+	alarm(0);
+	sigaction(SIGALRM, &old, NULL);
 }
 
 /* lab3_conn_destroy: see common.h.  The class server destroys the queue
  * pair it made itself before this. */
-int lab3_conn_destroy(struct lab3_conn *conn)
+void lab3_conn_destroy(struct lab3_conn *conn)
 {
-	int ret = 0;
-
 	if (conn->msgs_mr != NULL)
 		ibv_dereg_mr(conn->msgs_mr);
 	free(conn->msgs);
@@ -696,7 +698,7 @@ int lab3_conn_destroy(struct lab3_conn *conn)
 	if (conn->pd != NULL)
 		ibv_dealloc_pd(conn->pd);
 	if (conn->id != NULL)
-		ret = destroy_id_within(conn->id, DESTROY_ID_MS);
+		destroy_id_within(conn);
 	if (conn->owns_cm_channel && conn->cm_channel != NULL)
 		rdma_destroy_event_channel(conn->cm_channel);
 	conn->msgs_mr = NULL;
@@ -707,14 +709,4 @@ int lab3_conn_destroy(struct lab3_conn *conn)
 	conn->pd = NULL;
 	conn->id = NULL;
 	conn->cm_channel = NULL;
-	if (ret == 0)
-		return 0;
-	/* Teardown comes after the run, and whatever error it had: this one
-	 * is the last word (conn_error() keeps only a first one). */
-	conn->error = 0;
-	return conn_error(conn, ret, "rdma_destroy_id() had not returned "
-			  "after %d s: it waits until every rdma_cm event of "
-			  "its cm_id has been acknowledged: is each event "
-			  "that rdma_get_cm_event gives acknowledged with "
-			  "rdma_ack_cm_event?", DESTROY_ID_MS / 1000);
 }

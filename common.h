@@ -243,11 +243,8 @@ void lab3_send_error(struct lab3_conn *conn, enum lab3_error_code code,
 void lab3_disconnect(struct lab3_conn *conn);
 
 /* Free everything CONN owns, in the reverse order of setup; CONN may be
- * built only part of the way, and can be destroyed again afterwards.  0,
- * or -ETIMEDOUT (the connection's error, saying why) when the cm_id's
- * destruction still waits after 2 s for an rdma_cm event's
- * acknowledgement. */
-int lab3_conn_destroy(struct lab3_conn *conn);
+ * built only part of the way, and can be destroyed again afterwards. */
+void lab3_conn_destroy(struct lab3_conn *conn);
 
 /* The programs' one clock: monotonic, in microseconds (for the times
  * they report), and the same in milliseconds (for deadlines). */
