@@ -54,18 +54,20 @@ int lab3_resolve(struct lab3_conn *conn, const char *host, const char *port)
 	if (ret != 0)
 		return conn_error(conn, ret, "%s", why);
 	/* SOLUTION verbs the address and the route: Look HOST:PORT up with
-	 * lab3_getaddrinfo() into a struct rdma_addrinfo * (hints: a struct
-	 * rdma_addrinfo with ai_port_space RDMA_PS_TCP; its failure:
-	 * return conn_error(conn, ret, "%s", why)), then rdma_resolve_addr()
-	 * on conn->id from any source (NULL) to its ai_dst_addr (a timeout
-	 * of RESOLVE_TIMEOUT_MS).  A failed call: resolve_error() with the
-	 * call's name and that address, before rdma_freeaddrinfo() frees
-	 * it.  Then wait for the event: set conn->cm_event to
-	 * LAB3_NO_CM_EVENT before the call, and lab3_wait(conn, 0) until
-	 * conn->cm_event is RDMA_CM_EVENT_ADDR_RESOLVED (a non-zero return
-	 * of lab3_wait() is the connection's error: return it).  Then the
-	 * same for rdma_resolve_route() (RESOLVE_TIMEOUT_MS too; a
-	 * failure's address is rdma_get_peer_addr(conn->id)) and
+	 * lab3_getaddrinfo() into a struct rdma_addrinfo *ADDR (hints: a
+	 * struct rdma_addrinfo with ai_port_space RDMA_PS_TCP; its failure:
+	 * return conn_error(conn, ret, "%s", why)).  Set conn->cm_event to
+	 * LAB3_NO_CM_EVENT, then rdma_resolve_addr() on conn->id from any
+	 * source (NULL) to ADDR->ai_dst_addr (a timeout of
+	 * RESOLVE_TIMEOUT_MS); if it fails, ret = resolve_error() with the
+	 * call's name and ADDR->ai_dst_addr.  Only after that,
+	 * rdma_freeaddrinfo(ADDR), failed or not: resolve_error() reads
+	 * ADDR's address, so freeing ADDR before it is a use after free.
+	 * Then, while ret is 0, lab3_wait(conn, 0) until conn->cm_event is
+	 * RDMA_CM_EVENT_ADDR_RESOLVED (a non-zero ret is the connection's
+	 * error: return it).  Then the same for rdma_resolve_route()
+	 * (RESOLVE_TIMEOUT_MS too; a failure's address is
+	 * rdma_get_peer_addr(conn->id), nothing to free) and
 	 * RDMA_CM_EVENT_ROUTE_RESOLVED. */
 	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP };
 	struct rdma_addrinfo *addr;

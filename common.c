@@ -594,7 +594,7 @@ int lab3_wait(struct lab3_conn *conn, int wait_ms)
 		return poll_cq(conn, 0) < 0 ? conn->error : 0;
 	}
 	/* The class server's connections share the listener's CM channel,
-	 * and nothing of theirs may block (server/server.c). */
+	 * and nothing of theirs may block (the class server never sleeps). */
 	if (!conn->owns_cm_channel)
 		return conn_error(conn, -EDEADLK, "internal error: a blocking "
 				  "wait on a connection of the class server");

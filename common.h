@@ -24,7 +24,7 @@
 
 #include "protocol.h"
 
-/* Exit statuses of both programs, as documented in --help and docs/usage.md. */
+/* Exit statuses of both programs, as each one's --help lists them. */
 enum lab3_exit {
 	LAB3_EXIT_OK = 0,
 	LAB3_EXIT_USAGE = 1,		/* bad command line */

@@ -3,7 +3,7 @@
  * common.c (both sides), completion.c (what completions mean), client.c
  * (the client's side) and server/listener.c (the server's), with
  * lib/provider.c and the project's test tools.  The programs' steps
- * (sender.c, receiver.c) do not include it.
+ * (sender.c, and the receiver's session) do not include it.
  */
 #ifndef LAB3_CONN_INTERNAL_H
 #define LAB3_CONN_INTERNAL_H

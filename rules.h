@@ -4,8 +4,8 @@
  *
  * protocol.h specifies the messages; this file decides, from a handful of
  * counters and no RDMA at all, whether a given message is in its place.
- * receiver.c asks lab3_rx_*, sender.c asks lab3_tx_*, and the project's
- * fuzzers and unit tests drive them on their own.  A peer written from
+ * The receiver's session asks lab3_rx_*, sender.c asks lab3_tx_*, and
+ * the project's fuzzers and unit tests drive them on their own.  A peer written from
  * protocol.h alone does not need this file: it is one way to keep those
  * rules, kept apart from the I/O.
  */
@@ -22,7 +22,8 @@
  * Which message the receiver may take next, and what each one it takes
  * means, follow from a handful of counters.  They live here, apart from
  * any RDMA, so that the rules can be read in one place and tested (and
- * fuzzed) on their own; receiver.c does the I/O around them.
+ * fuzzed) on their own; the receiver's session does the I/O around
+ * them.
  *
  *   lab3_rx_begin        a new session, with the receiver's settings
  *   lab3_rx_accept       a message arrived: take it, or say why not

@@ -2,7 +2,7 @@
  * args.c - the numbers of the programs' command lines (-t, -m, -w, -n,
  * -p and the like), each checked in full: a number that does not parse,
  * or does not fit, is refused rather than cut short.  The receiver's
- * durations and byte counts are built on it (sizes.c).
+ * durations and byte counts are built on it.
  */
 #include <errno.h>
 #include <stdint.h>

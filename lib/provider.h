@@ -2,7 +2,8 @@
  * provider.h - the hooks for what particular RDMA providers need
  * (provider.c), each called from one place in the connection's code; and
  * the locked-memory limit, which one of them lifts, for the programs'
- * command lines (sender_cli.c, receiver_cli.c) to fit their memory to.
+ * command lines (the sender's, sender_cli.c, and the receiver's) to fit
+ * their memory to.
  */
 #ifndef LAB3_PROVIDER_H
 #define LAB3_PROVIDER_H

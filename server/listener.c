@@ -155,7 +155,7 @@ int lab3_listener_event(struct lab3_listener *listener,
  * to 2^31 x 4.096 us, over two hours a try: the server takes at most
  * ACK_TIMEOUT_MAX, so a peer whose device stops answering fails our
  * sends within about 30 s.  (The serving loop does not wait for them
- * anyway: see wait_for_room() in receiver.c.)
+ * anyway: see the receiver session's wait_for_room().)
  */
 static int move_server_qp(struct lab3_conn *conn, enum ibv_qp_state state)
 {

@@ -3,8 +3,8 @@
  * accepting with the server's own queue pair, disconnecting without
  * waiting, and taking that queue pair down.  A sender needs none of it;
  * common.h is the one connection that both sides share, and the class
- * server (server.c) serves many at once with lab3_wait()'s LAB3_NO_WAIT
- * and the one ppoll() (util.h).
+ * server serves many at once with lab3_wait()'s LAB3_NO_WAIT and the one
+ * ppoll() (util.h).
  */
 #ifndef LAB3_LISTENER_H
 #define LAB3_LISTENER_H
@@ -62,8 +62,8 @@ const char *lab3_addr_name(struct rdma_cm_id *id, int peer, char *buf,
 
 /* Take what has come on the connection (its completion channel is
  * readable, or the server looks anyway): lab3_wait() that never sleeps,
- * the class server's one way to it (server.c and receiver.c poison the
- * blocking calls). */
+ * the class server's one way to it (the receiver's session and its
+ * server poison the blocking calls). */
 static inline int lab3_take_news(struct lab3_conn *conn)
 {
 	return lab3_wait(conn, LAB3_NO_WAIT);

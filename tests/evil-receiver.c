@@ -57,10 +57,10 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "../cli/args.h"
-#include "../common.h"
-#include "../lib/provider.h"
-#include "../server/listener.h"
+#include "args.h"
+#include "common.h"
+#include "provider.h"
+#include "listener.h"
 #include "evil.h"
 #include "testlib.h"
 

@@ -84,9 +84,9 @@
 
 #include <rdma/rdma_verbs.h>
 
-#include "../cli/args.h"
-#include "../common.h"
-#include "../lib/provider.h"
+#include "args.h"
+#include "common.h"
+#include "provider.h"
 #include "evil.h"
 #include "testlib.h"
 

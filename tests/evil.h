@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../common.h"
+#include "common.h"
 #include "testlib.h"
 
 /* evil_recv_type: receive the next message on CONN within WAIT_MS (0: the

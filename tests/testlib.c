@@ -11,9 +11,9 @@
 
 #include <openssl/evp.h>
 
-#include "../common.h"
-#include "../conn_internal.h"
-#include "../server/listener.h"
+#include "common.h"
+#include "conn_internal.h"
+#include "listener.h"
 #include "testlib.h"
 
 /* next_connect_request: block until a connection request arrives on the

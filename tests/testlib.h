@@ -4,8 +4,8 @@
 #ifndef LAB3_TESTLIB_H
 #define LAB3_TESTLIB_H
 
-#include "../common.h"
-#include "../server/listener.h"
+#include "common.h"
+#include "listener.h"
 
 /* Server: wait for one connection request, build its resources and accept
  * it.  Returns -EINTR when a signal arrives while waiting. */

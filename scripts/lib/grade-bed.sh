@@ -45,7 +45,7 @@ BUILD_LIMIT=300		# the longest its build may run (TCG is slow)
 BUILD_TMP=$((128 << 20))	# the build's /tmp: the kit, its objects
 BUILD_LOG_MAX=16384	# the bytes of the build's output that are kept
 BUDGET=${GRADE_BUDGET:-600}	# all its checks, in seconds from the first
-WINDOWS_MAX=8		# the most windows a receiver offers (-n, docs/protocol.md)
+WINDOWS_MAX=8		# the most windows a receiver offers (-n, LAB3_WINDOWS_MAX)
 MEMLOCK_MARGIN=$((16 << 20))	# a sender's own buffers, beyond the windows
 # The grader's own files, where the sandbox cannot see: a fresh secret
 # each run (the receiver makes it: no class's secret is ever used), the

@@ -117,7 +117,11 @@ stage() {
 		*) cp "$src" "$dir/sender.c" ;;
 		esac
 	done < <(sources "$entry")
-	touch "$dir/sender.c" "$dir/client.c" "$dir/common.c"	# newer than the kit's objects
+	# Newer than the kit's objects: the student's files (client.c and
+	# common.c stand at the kit's top at depth verbs only; at the
+	# default depth they are the framework's, in framework/).
+	touch "$dir/sender.c"
+	[ "$DEPTH" != verbs ] || touch "$dir/client.c" "$dir/common.c"
 }
 
 # zero_results REASON: OUT/ID/results.json for a submission that was not
