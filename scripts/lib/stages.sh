@@ -24,7 +24,7 @@
 # that neither passes nor waits to be written fails, with the traced
 # run's reason; the ones after it are "not reached".
 
-STAGE_FILE=${STAGE_FILE:-scripts/lib/stages.txt}
+STAGE_FILE=scripts/lib/stages.txt
 STAGE_NAME=() STAGE_SHOWS=() STAGE_TODOS=() STAGE_STATUS=() STAGE_WHY=()
 STAGE_LAST=0 STAGE_NEXT=
 
