@@ -25,9 +25,10 @@
 #include "provider.h"
 
 /* How long a completion's event may lag behind the completion itself on
- * an armed CQ (it follows within microseconds; this allows for a busy
- * machine), and how long rdma_destroy_id() may take. */
-#define CQ_EVENT_LAG_MS 100
+ * an armed CQ (it follows within microseconds, but a provider may raise
+ * it from a deferred task, late on a machine short of memory), and how
+ * long rdma_destroy_id() may take. */
+#define CQ_EVENT_LAG_MS 2000
 #define DESTROY_ID_MS 2000
 
 /* ---- The event channel and the cm_id ---- */
@@ -642,6 +643,15 @@ int lab3_wait(struct lab3_conn *conn, int wait_ms)
 
 /* ---- Teardown ---- */
 
+/* cq_event_ready: whether CONN's completion channel holds an event now
+ * (a look that never blocks, whether or not the channel does). */
+static int cq_event_ready(struct lab3_conn *conn)
+{
+	struct pollfd fd = { .fd = conn->comp_channel->fd, .events = POLLIN };
+
+	return lab3_wait_fds(&fd, 1, 0, conn->wait_sigmask) > 0;
+}
+
 /* destroy_stuck: SIGALRM's handler while destroy_id_within() waits in
  * rdma_destroy_id(), which has not returned in its time: say why and end
  * the program (exit status 3).  Only async-signal-safe calls. */
@@ -691,6 +701,12 @@ void lab3_conn_destroy(struct lab3_conn *conn)
 	free(conn->msgs);
 	if (conn->qp != NULL && conn->qp == conn->id->qp)
 		rdma_destroy_qp(conn->id);	/* a client's, on its cm_id */
+	/* ibv_destroy_cq() waits until every event of the CQ has been
+	 * acknowledged: take any still in the channel (the QP is gone, so
+	 * no more come). */
+	while (conn->comp_channel != NULL && conn->cq != NULL &&
+	       cq_event_ready(conn) && take_cq_event(conn) == 1)
+		;
 	if (conn->cq != NULL)
 		ibv_destroy_cq(conn->cq);
 	if (conn->comp_channel != NULL)
