@@ -142,7 +142,7 @@ stages_read() {
 			STAGE_WHY[n]=$(stage_failure "$n")
 			failed=$n
 			[ -n "$STAGE_NEXT" ] ||
-				STAGE_NEXT="stage $n ($name) fails: fix it, then make check again"
+				STAGE_NEXT="stage $n (${STAGE_NAME[n]}) fails: fix it, then make check again"
 		else
 			STAGE_STATUS[n]="not reached"
 		fi
