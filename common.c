@@ -628,8 +628,9 @@ int lab3_wait(struct lab3_conn *conn, int wait_ms)
 					  "interrupted by a signal" :
 					  strerror(err));
 		}
-		unannounced = !((fds[1].revents & POLLIN) &&
-				take_cq_event(conn));	/* get it, ack it */
+		unannounced = !(fds[1].revents & POLLIN);  /* the fd says */
+		if (!unannounced)
+			take_cq_event(conn);		/* get it, ack it */
 		if (fds[0].revents & POLLIN)
 			news |= take_cm_event(conn) > 0;
 		if (nudge && !news)

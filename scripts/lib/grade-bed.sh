@@ -615,7 +615,7 @@ else
 fi
 
 # What to run: every check (the grader), or make check's stages
-# (WORK/mode: "check", and "stage N" for one of them; scripts/grade -c):
+# (WORK/mode: "check", and "check N" for stage N alone; scripts/grade -c):
 # first one traced run of a file through five windows' chunks, the
 # evidence of stages 1 to 6; the lab's checks for stage 7 once it got
 # its key; the rest for stage 8.

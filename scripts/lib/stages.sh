@@ -61,7 +61,8 @@ stage_evidence() {
 	1 | 2 | 3) [[ $summary == *": session "[0-9]*" from "* ]] ;;
 	4) grep -q '^TRACE [0-9.]* receiver: received FILE_INFO' "$STAGE_LINES" ;;
 	5) grep -q '^TRACE [0-9.]* receiver: received DONE' "$STAGE_LINES" ;;
-	6) [[ $summary == *", verdict good"* ]] ;;
+	6) grep -q '^TRACE [0-9.]* receiver: send VERDICT ([0-9]* bytes): good$' \
+		"$STAGE_LINES" ;;
 	7) [[ $(check_line "$RUN_NAME") == "CHECK $RUN_NAME pass "* ]] &&
 		! grep -q '^CHECK lab-[a-z-]* fail' "$STAGE_LINES" ;;
 	8) grep -q '^CHECK \(many-windows\|larger-than-memory\|over-max\|bad-verdict\|silent-receiver\|receiver-killed\) ' "$STAGE_LINES" &&
