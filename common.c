@@ -702,9 +702,9 @@ void lab3_conn_destroy(struct lab3_conn *conn)
 	free(conn->msgs);
 	if (conn->qp != NULL && conn->qp == conn->id->qp)
 		rdma_destroy_qp(conn->id);	/* a client's, on its cm_id */
-	/* ibv_destroy_cq() waits until every event of the CQ has been
-	 * acknowledged: take any still in the channel (the QP is gone, so
-	 * no more come). */
+	/* ibv_destroy_cq() waits until every event read from the channel
+	 * has been acknowledged; take (and ack) any still unread too, so
+	 * that none is left over (the QP is gone, so no more come). */
 	while (conn->comp_channel != NULL && conn->cq != NULL &&
 	       cq_event_ready(conn) && take_cq_event(conn) == 1)
 		;
