@@ -48,8 +48,14 @@ for case in "$@"; do
 	IFS= read -r -t 30 line <&$fd &&
 		printf '%s summary: %s\n' "$EPOCHREALTIME" "$line" >"$dir/summary"
 	kill -TERM $rx
+	# (Each bounded: a receiver that does not end is killed, and the
+	# stamper ends with its stderr.)
+	timeout 30 tail --pid=$rx -s 0.05 -f /dev/null ||
+		{ echo "the receiver still ran 30 s after SIGTERM" >&2; kill -KILL $rx; }
 	wait $rx
 	exec {fd}<&-
+	timeout 10 tail --pid=$stamper -s 0.05 -f /dev/null ||
+		{ echo "the trace's stamper still ran 10 s after the receiver" >&2; kill -KILL $stamper; }
 	wait $stamper
 	rm -f "$dir/rx.out" "$dir/rx.err"
 	cat "$dir/trace" "$dir/summary"
