@@ -550,11 +550,14 @@ check_killed() {
 # line: the bed's /dev/fd serves no process substitution.)
 TRACE_MAX=4000
 traced() {
-	local stamper
+	local stamper n=0
 	rm -f "$G/rxerr" "$G/trace"
 	mkfifo "$G/rxerr" || { check_transfer "$@"; return; }
+	# (Read to the end, so that the receiver never blocks on it; kept
+	# up to TRACE_MAX lines.)
 	while IFS= read -r l; do
-		printf '%s %s\n' "$EPOCHREALTIME" "$l"
+		[ $((n += 1)) -gt "$TRACE_MAX" ] ||
+			printf '%s %s\n' "$EPOCHREALTIME" "$l"
 	done <"$G/rxerr" >"$G/trace" &
 	stamper=$!
 	# shellcheck disable=SC2016 # expanded by the inner shell

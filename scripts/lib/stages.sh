@@ -28,14 +28,6 @@ STAGE_FILE=scripts/lib/stages.txt
 STAGE_NAME=() STAGE_SHOWS=() STAGE_TODOS=() STAGE_STATUS=() STAGE_WHY=()
 STAGE_LAST=0 STAGE_NEXT=
 
-# stage_of TODO: the number of the stage that holds TODO, or nothing.
-stage_of() {
-	local n
-	for ((n = 1; n <= STAGE_LAST; n++)); do
-		case ";${STAGE_TODOS[n]};" in *";$1;"*) echo "$n"; return ;; esac
-	done
-}
-
 # unwritten_todos SRC_DIR: each TODO still a stub in SRC_DIR's sender.c,
 # client.c and common.c, as "NAME|FILE" lines.
 unwritten_todos() {
