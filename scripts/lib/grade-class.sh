@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# grade-class.sh OUT DEPTH SUBMISSIONS: scripts/grade for a folder of
+# grade-class.sh OUT DEPTH JOBS SUBMISSIONS: scripts/grade for a folder of
 # submissions, one per student, run from the repository root.  An entry
 # of SUBMISSIONS is ID.c (the student's sender.c) or a directory ID that
 # holds sender.c (and, at DEPTH verbs, the student's client.c and
@@ -20,13 +20,22 @@
 # A second run grades again only the submissions whose files, or whose
 # grader, changed since (OUT/ID/digest).
 #
+# JOBS submissions are graded at once, each in a bed of its own (a VM of
+# RXE_VM_CPUS virtual CPUs, 1 here, and RXE_VM_MEM of memory), in its own
+# sandbox, into its own OUT/ID; never more than this host's CPUs and
+# memory hold without slowing a bed (bed_slots), since the checks' time
+# limits are the same at any JOBS.  The gradebook is the same at
+# any JOBS: its rows are in the submissions' order, and each row is what
+# its own bed saw.  The progress lines come as submissions end.
+#
 # Exit status: 0 when every submission was graded (whatever its score);
 # 1 when one could not be (build or bed failed); 2 on a usage error; 4
 # when the submissions cannot be sandboxed here (none is run).
 set -u
 OUT=$1
 DEPTH=$2
-SUBMISSIONS=${3%/}
+JOBS=$3
+SUBMISSIONS=${4%/}
 
 # class_fail MESSAGE: end the run, saying why.
 class_fail() {
@@ -164,20 +173,45 @@ row() {
 		"$status" "$cells"
 }
 
-# grade_one ID ENTRY: build and grade one submission into OUT/ID, unless
-# OUT/ID/digest says it was, as it is now; its row in OUT/ID/row, and in
-# PROGRESS what the progress line adds.
+# row_status ID: the status field of OUT/ID/row (counted from the row's
+# end: an ID may hold a quoted comma).
+row_status() {
+	local fields
+	IFS=, read -r -a fields <"$OUT/$1/row"
+	echo "${fields[${#fields[@]} - ${#NAMES[@]} - 1]}"
+}
+
+# grade_one N ID ENTRY: build and grade one submission, the Nth of the
+# folder, into OUT/ID, unless OUT/ID/digest says it was, as it is now;
+# its row in OUT/ID/row, and its progress line on stderr.  Run in a
+# subshell of its own (the pool's): an exit ends this submission only.
 grade_one() {
-	local id=$1 entry=$2 digest status
+	local n=$1 id=$2 entry=$3 digest status start=$SECONDS fields k
+	local note=
 	digest=$(sources "$entry" | while IFS= read -r f; do
 		printf '%s\n' "$f" && cat -- "$f"; done | sha256sum | cut -c 1-64)
 	digest="$digest $GRADER $DEPTH"
 	# (A bed that failed is graded again: that was the bed, not them.)
-	if [ -f "$OUT/$id/row" ] && ! grep -q ',bed failed,' "$OUT/$id/row" &&
+	if [ -f "$OUT/$id/row" ] && [ "$(row_status "$id")" != "bed failed" ] &&
 		[ "$(cat "$OUT/$id/digest" 2>/dev/null)" = "$digest" ]; then
-		PROGRESS=", unchanged since the last run"
-		return
+		note=", unchanged since the last run"
+	else
+		grade_submission "$id" "$entry" || exit
+		echo "$digest" >"$OUT/$id/digest"
 	fi
+	# (the row's fields from the end: an ID may hold a quoted comma)
+	IFS=, read -r -a fields <"$OUT/$id/row"
+	k=$((${#fields[@]} - ${#NAMES[@]}))
+	echo "grade: [$n/${#ENTRIES[@]}] $id: ${fields[k - 3]}/${fields[k - 2]}," \
+		"${fields[k - 1]}$note ($((SECONDS - start)) s)" >&2
+}
+
+# grade_submission ID ENTRY: build and grade ENTRY into a fresh OUT/ID,
+# and write its row.  Fails with 4 when it cannot be sandboxed here
+# (nothing of it ran, and OUT/ID is removed), 2 when the kit cannot be
+# copied for it.
+grade_submission() {
+	local id=$1 entry=$2 status
 	rm -rf "${OUT:?}/$id"
 	mkdir -p "$OUT/$id"
 	if ! has_sender "$entry"; then
@@ -185,7 +219,8 @@ grade_one() {
 		status="build failed"
 		zero_results "$id" "no sender.c in the submission"
 	elif ! stage "$id" "$entry"; then
-		class_fail "cannot copy the kit for $id"
+		echo "grade: cannot copy the kit for $id" >&2
+		return 2
 	else
 		echo "== grade: scripts/grade -b (depth $DEPTH)" >>"$OUT/$id/log"
 		scripts/grade -b -o "$OUT/$id" "$WORK/$id" \
@@ -195,9 +230,8 @@ grade_one() {
 		3) status="build failed"
 		   zero_results "$id" "it does not build (see its log)" ;;
 		4) tail -n 1 "$OUT/$id/log" >&2
-		   rm -rf "${OUT:?}/$id"
-		   echo "grade: no submission was run" >&2
-		   exit 4 ;;
+		   rm -rf "${OUT:?}/$id" "${WORK:?}/$id"
+		   return 4 ;;
 		*) status="bed failed"
 		   zero_results "$id" "the bed failed (see its log)" ;;
 		esac
@@ -205,8 +239,38 @@ grade_one() {
 	fi
 	rm -rf "${WORK:?}/$id"
 	row "$id" "$status" >"$OUT/$id/row"
-	echo "$digest" >"$OUT/$id/digest"
-	PROGRESS=
+}
+
+# size_mib SIZE: a QEMU memory size (224M, 2G, or MiB alone) in MiB.
+size_mib() {
+	case $1 in
+	*[Gg]) echo $((${1%[Gg]} * 1024)) ;;
+	*[Mm]) echo "${1%[Mm]}" ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# bed_slots: how many beds this host runs at once without slowing any
+# (GRADE_JOBS_MAX, if set, instead): a bed of one virtual CPU keeps one
+# CPU of this host busy (QEMU's TCG thread, and its I/O for the bed's
+# files), so one CPU per virtual CPU, and one CPU for the rest (the
+# grader, the build's and the big file's I/O): two beds on 2 CPUs took
+# 74 to 79 s for larger-than-memory instead of 56 (docs/instructor.md,
+# "Grading in parallel").  And a bed's memory, with 256 MiB for QEMU
+# and the host's side, must fit in what this host has available.
+bed_slots() {
+	local vcpus mem by_cpu by_mem
+	if [ -n "${GRADE_JOBS_MAX:-}" ]; then
+		echo "$GRADE_JOBS_MAX"
+		return
+	fi
+	vcpus=$RXE_VM_CPUS
+	mem=$(( $(size_mib "${RXE_VM_MEM:-2G}") + 256 ))
+	by_cpu=$(( ($(nproc) - 1) / vcpus ))
+	by_mem=$(( $(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' \
+		/proc/meminfo) / mem ))
+	[ "$by_mem" -lt "$by_cpu" ] && by_cpu=$by_mem
+	echo $((by_cpu > 0 ? by_cpu : 1))
 }
 
 mapfile -t ENTRIES < <(find "$SUBMISSIONS" -mindepth 1 -maxdepth 1 \
@@ -215,20 +279,79 @@ mapfile -t ENTRIES < <(find "$SUBMISSIONS" -mindepth 1 -maxdepth 1 \
 # Two entries of one ID (alice.c and alice/) would share OUT/alice.
 dup=$(for entry in "${ENTRIES[@]}"; do basename "$entry" .c; done | sort | uniq -d | head -n 1)
 [ -z "$dup" ] || class_fail "$SUBMISSIONS holds two submissions of $dup (a file and a folder)"
-n=0 unfinished=0
-for entry in "${ENTRIES[@]}"; do
-	n=$((n + 1))
-	id=$(basename "$entry" .c)
-	start=$SECONDS
-	grade_one "$id" "$entry"
-	# (the row's fields from the end: an ID may hold a quoted comma)
-	IFS=, read -r -a fields <"$OUT/$id/row"
-	k=$((${#fields[@]} - ${#NAMES[@]}))
-	echo "grade: [$n/${#ENTRIES[@]}] $id: ${fields[k - 3]}/${fields[k - 2]}," \
-		"${fields[k - 1]}$PROGRESS ($((SECONDS - start)) s)" >&2
-	[ "${fields[k - 1]}" = graded ] || unfinished=$((unfinished + 1))
+
+# One virtual CPU a bed: grading takes as long as with the bed's usual
+# two (140 s for the reference, either way), and keeps one CPU of this
+# host busy rather than 1.1 to 1.7 (docs/instructor.md, "Grading in
+# parallel").
+export RXE_VM_CPUS=${RXE_VM_CPUS:-1}
+case ${GRADE_JOBS_MAX-1} in
+*[!0-9]* | 0*) class_fail "GRADE_JOBS_MAX must be a number of beds, 1 or more, not '$GRADE_JOBS_MAX'" ;;
+esac
+slots=$(bed_slots)
+if [ "$JOBS" -gt "$slots" ]; then
+	echo "grade: -j $JOBS capped at $slots: this host has $(nproc) CPUs," \
+		"a bed takes $RXE_VM_CPUS and the rest 1 (more at once would" \
+		"slow each bed, and the checks' time limits could fail correct" \
+		"senders; GRADE_JOBS_MAX sets the cap)" >&2
+	JOBS=$slots
+fi
+# The receivers every submission's grading runs, built once here (not by
+# each of them at once).
+if [ -z "${GRADE_KIT:-}" ]; then
+	make --no-print-directory -s receiver tests/evil-receiver >&2 ||
+		class_fail "cannot build ./receiver and tests/evil-receiver"
+fi
+
+# The pool: JOBS submissions at once, each in a process group of its own
+# (set -m), so that stopping one stops its bed too.
+set -m
+# stop_all: stop every submission still being graded, and remove what
+# they left (a submission without a row was not graded in this run).
+stop_all() {
+	local pid entry id
+	for pid in $(jobs -p); do
+		kill -TERM -- "-$pid" 2>/dev/null
+	done
+	# Bounded: each bed stops its VM on SIGTERM (scripts/rxe-run).
+	wait
+	for entry in "${ENTRIES[@]}"; do
+		id=$(basename "$entry" .c)
+		[ -f "$OUT/$id/row" ] || rm -rf "${OUT:?}/$id"
+	done
+}
+trap 'stop_all; rm -rf "$WORK"' EXIT
+trap 'exit 130' INT TERM
+
+# wait_one: wait for one submission to end; a failure of the grader's
+# own (its status: 4, nothing can be sandboxed here; else 2) ends all.
+wait_one() {
+	local status
+	# Bounded: each submission's beds end within their RXE_TIMEOUT.
+	wait -n
+	status=$?
+	case $status in
+	0) ;;
+	4) echo "grade: no submission was run" >&2; exit 4 ;;
+	*) exit 2 ;;
+	esac
+}
+
+running=0
+for i in "${!ENTRIES[@]}"; do
+	if [ "$running" -ge "$JOBS" ]; then
+		wait_one
+		running=$((running - 1))
+	fi
+	grade_one $((i + 1)) "$(basename "${ENTRIES[i]}" .c)" "${ENTRIES[i]}" &
+	running=$((running + 1))
+done
+while [ "$running" -gt 0 ]; do
+	wait_one
+	running=$((running - 1))
 done
 
+unfinished=0
 {
 	printf 'id,score,max,status'
 	printf ',%s' "${NAMES[@]}"
@@ -237,5 +360,9 @@ done
 		cat "$OUT/$(basename "$entry" .c)/row"
 	done
 } >"$OUT/gradebook.csv"
+for entry in "${ENTRIES[@]}"; do
+	[ "$(row_status "$(basename "$entry" .c)")" = graded ] ||
+		unfinished=$((unfinished + 1))
+done
 echo "grade: wrote $OUT/gradebook.csv (${#ENTRIES[@]} submissions)" >&2
 [ "$unfinished" -eq 0 ]
