@@ -238,11 +238,28 @@ MANPAGES = man/sender.1 man/receiver.1
 
 # With SERVICE=1, also the receiver as a systemd service
 # (docs/instructor.md, "The receiver as a service"; tests/service.test
-# checks it): the unit in
-# $(UNITDIR), its user in $(SYSCONFDIR)/sysusers.d, and its options file
-# $(CONFFILE), which is never overwritten, nor removed by uninstall.
+# checks it): the unit in $(UNITDIR), its user's entry in $(SYSUSERSDIR),
+# and its options file $(CONFFILE), which is never overwritten, nor
+# removed by uninstall.  Where the unit and the entry go follows PREFIX.
+# A distribution's package (PREFIX=/usr, staged in DESTDIR) puts them
+# with the system's own, where systemd's pkg-config file says
+# (systemdsystemunitdir, sysusersdir: on Debian 12 /lib/systemd/system
+# and /usr/lib/sysusers.d), or where systemd looks by default without
+# one.  An administrator's own install (any other PREFIX: /usr/local by
+# default) puts them in /etc, which is the administrator's.  UNITDIR=
+# and SYSUSERSDIR= choose otherwise.  The options file is the
+# administrator's either way: SYSCONFDIR.
 SYSCONFDIR ?= /etc
+ifeq ($(PREFIX),/usr)
+# systemd_var NAME: the variable NAME of systemd's pkg-config file, or
+# nothing without pkg-config or the file.
+systemd_var = $(shell pkg-config --variable=$(1) systemd 2>/dev/null)
+UNITDIR ?= $(or $(call systemd_var,systemdsystemunitdir),/usr/lib/systemd/system)
+SYSUSERSDIR ?= $(or $(call systemd_var,sysusersdir),/usr/lib/sysusers.d)
+else
 UNITDIR ?= $(SYSCONFDIR)/systemd/system
+SYSUSERSDIR ?= $(SYSCONFDIR)/sysusers.d
+endif
 CONFFILE = $(SYSCONFDIR)/lab3-receiver.conf
 SERVICE_SUBST = sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@CONFFILE@|$(CONFFILE)|g'
 
@@ -251,17 +268,18 @@ install: $(PROGRAMS)
 	install -m 0755 $(PROGRAMS) $(DESTDIR)$(BINDIR)/
 	install -m 0644 $(MANPAGES) $(DESTDIR)$(MAN1DIR)/
 ifeq ($(SERVICE),1)
-	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)/sysusers.d
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
+		$(DESTDIR)$(SYSCONFDIR)
 	$(SERVICE_SUBST) scripts/service/lab3-receiver.service.in \
 		>$(DESTDIR)$(UNITDIR)/lab3-receiver.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/lab3-receiver.service
 	install -m 0644 scripts/service/lab3-receiver.sysusers \
-		$(DESTDIR)$(SYSCONFDIR)/sysusers.d/lab3-receiver.conf
+		$(DESTDIR)$(SYSUSERSDIR)/lab3-receiver.conf
 	test -e $(DESTDIR)$(CONFFILE) || { \
 		$(SERVICE_SUBST) scripts/service/lab3-receiver.conf \
 			>$(DESTDIR)$(CONFFILE) && chmod 0644 $(DESTDIR)$(CONFFILE); }
 	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
-		systemd-sysusers $(SYSCONFDIR)/sysusers.d/lab3-receiver.conf && \
+		systemd-sysusers $(SYSUSERSDIR)/lab3-receiver.conf && \
 		systemctl daemon-reload; fi
 endif
 
@@ -272,7 +290,7 @@ ifeq ($(SERVICE),1)
 	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
 		systemctl disable --now lab3-receiver.service || true; fi
 	rm -f $(DESTDIR)$(UNITDIR)/lab3-receiver.service \
-		$(DESTDIR)$(SYSCONFDIR)/sysusers.d/lab3-receiver.conf
+		$(DESTDIR)$(SYSUSERSDIR)/lab3-receiver.conf
 	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
 		systemctl daemon-reload; fi
 endif
