@@ -202,7 +202,9 @@ grade_one() {
 	# (the row's fields from the end: an ID may hold a quoted comma)
 	IFS=, read -r -a fields <"$OUT/$id/row"
 	k=$((${#fields[@]} - ${#NAMES[@]}))
-	echo "grade: [$n/${#ENTRIES[@]}] $id: ${fields[k - 3]}/${fields[k - 2]}," \
+	# (An ID's control characters shown as '?': no terminal escape.)
+	echo "grade: [$n/${#ENTRIES[@]}] ${id//[[:cntrl:]]/?}:" \
+		"${fields[k - 3]}/${fields[k - 2]}," \
 		"${fields[k - 1]}$note ($((SECONDS - start)) s)" >&2
 }
 
