@@ -91,3 +91,29 @@ await_open() {
 	done
 	fail "$what: process $pid did not open $file within 10 s"
 }
+
+# chromium_dom HTML OUT [SHOT [HEIGHT]]: headless Chromium's DOM of the
+# page HTML into OUT.dom and what Chromium logged (the page's console
+# too) into OUT.log; with SHOT, a screenshot into tests/logs/SHOT.png,
+# 1200 pixels wide and HEIGHT (default 1600) high.  On failure, says
+# what failed on stdout and returns 1.
+chromium_dom() {
+	local url flags=(--headless --no-sandbox --disable-gpu
+		--hide-scrollbars "--window-size=1200,${4:-1600}")
+	url="file://$(realpath "$1")"
+	# (Bounded: a page that never ends loading is cut at 60 s.)
+	timeout 60 chromium "${flags[@]}" --enable-logging=stderr --v=0 \
+		--dump-dom "$url" >"$2.dom" 2>"$2.log" || {
+		echo "chromium --dump-dom failed: $(tail -n3 "$2.log")"
+		return 1
+	}
+	[ -n "${3:-}" ] || return 0
+	rm -f "tests/logs/$3.png"
+	mkdir -p tests/logs
+	timeout 60 chromium "${flags[@]}" --screenshot="tests/logs/$3.png" \
+		"$url" >>"$2.log" 2>&1
+	[ -s "tests/logs/$3.png" ] || {
+		echo "no screenshot tests/logs/$3.png"
+		return 1
+	}
+}
