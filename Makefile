@@ -250,7 +250,7 @@ MANPAGES = man/sender.1 man/receiver.1
 # and SYSUSERSDIR= choose otherwise.  The options file is the
 # administrator's either way: SYSCONFDIR.
 SYSCONFDIR ?= /etc
-ifeq ($(PREFIX),/usr)
+ifeq ($(patsubst %/,%,$(PREFIX)),/usr)
 # systemd_var NAME: the variable NAME of systemd's pkg-config file, or
 # nothing without pkg-config or the file.
 systemd_var = $(shell pkg-config --variable=$(1) systemd 2>/dev/null)

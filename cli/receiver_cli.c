@@ -433,11 +433,13 @@ static int load_roster(const char *path, struct lab3_roster *roster)
 
 /* print_id: ID as a field of --ledger-summary's rows.  IDs are the
  * peers': one that a spreadsheet would take for a formula (it starts
- * with =, +, - or @) gets a ' in front, as the grader's gradebook does.
- * (The protocol allows no tab or line end in an ID.) */
+ * with =, +, - or @) gets a ' in front, as the grader's gradebook does,
+ * and so does one that starts with ' (so that a reader takes off the
+ * first ' of any ID that has one, and gets the ID).  (The protocol
+ * allows no tab or line end in an ID.) */
 static void print_id(const char *id)
 {
-	if (strchr("=+-@", id[0]) != NULL && id[0] != '\0')
+	if (strchr("=+-@'", id[0]) != NULL && id[0] != '\0')
 		putchar('\'');
 	fputs(id, stdout);
 }

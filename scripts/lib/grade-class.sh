@@ -29,8 +29,11 @@
 # its own bed saw.  The progress lines come as submissions end.
 #
 # Exit status: 0 when every submission was graded (whatever its score);
-# 1 when one could not be (build or bed failed); 2 on a usage error; 4
-# when the submissions cannot be sandboxed here (none is run).
+# 1 when one could not be (build or bed failed); 2 on a usage error, or
+# when grading one failed in the grader itself (it names the
+# submission, and grading stops); 4 when the submissions cannot be
+# sandboxed here (grading stops at the first).  A run that stops leaves
+# no gradebook, and no folder of a submission it had not finished.
 set -u
 OUT=$1
 DEPTH=$2
@@ -146,10 +149,11 @@ zero_results() {
 }
 
 # csv_field TEXT: TEXT as a CSV field, quoted when it must be; one that
-# a spreadsheet would take for a formula (=, +, -, @) gets a ' first.
+# a spreadsheet would take for a formula (=, +, -, @) gets a ' first,
+# and so does one that starts with ' (a reader takes one ' off).
 csv_field() {
 	local text=$1
-	case $text in [=+@-]*) text="'$text" ;; esac
+	case $text in [=+@\'-]*) text="'$text" ;; esac
 	case $text in
 	*[\",$'\r\n']*) printf '"%s"' "${text//\"/\"\"}" ;;
 	*) printf '%s' "$text" ;;
@@ -202,8 +206,7 @@ grade_one() {
 	# (the row's fields from the end: an ID may hold a quoted comma)
 	IFS=, read -r -a fields <"$OUT/$id/row"
 	k=$((${#fields[@]} - ${#NAMES[@]}))
-	# (An ID's control characters shown as '?': no terminal escape.)
-	echo "grade: [$n/${#ENTRIES[@]}] ${id//[[:cntrl:]]/?}:" \
+	echo "grade: [$n/${#ENTRIES[@]}] $(shown "$id"):" \
 		"${fields[k - 3]}/${fields[k - 2]}," \
 		"${fields[k - 1]}$note ($((SECONDS - start)) s)" >&2
 }
@@ -221,7 +224,7 @@ grade_submission() {
 		status="build failed"
 		zero_results "$id" "no sender.c in the submission"
 	elif ! stage "$id" "$entry"; then
-		echo "grade: cannot copy the kit for $id" >&2
+		echo "grade: cannot copy the kit for $(shown "$id")" >&2
 		return 2
 	else
 		echo "== grade: scripts/grade -b (depth $DEPTH)" >>"$OUT/$id/log"
@@ -243,125 +246,201 @@ grade_submission() {
 	row "$id" "$status" >"$OUT/$id/row"
 }
 
-# size_mib SIZE: a QEMU memory size (224M, 2G, or MiB alone) in MiB.
-size_mib() {
-	case $1 in
-	*[Gg]) echo $((${1%[Gg]} * 1024)) ;;
-	*[Mm]) echo "${1%[Mm]}" ;;
-	*) echo "$1" ;;
-	esac
+# shown TEXT: TEXT with every byte that is not printable ASCII as '?':
+# an ID on the terminal (no escape, no bidi override).
+shown() {
+	local LC_ALL=C
+	printf '%s' "${1//[^[:print:]]/?}"
 }
 
-# bed_slots: how many beds this host runs at once without slowing any
-# (GRADE_JOBS_MAX, if set, instead): a bed of one virtual CPU keeps one
-# CPU of this host busy (QEMU's TCG thread, and its I/O for the bed's
-# files), so one CPU per virtual CPU, and one CPU for the rest (the
-# grader, the build's and the big file's I/O): two beds on 2 CPUs took
-# 74 to 79 s for larger-than-memory instead of 56 (docs/instructor.md,
-# "Grading in parallel").  And a bed's memory, with 256 MiB for QEMU
-# and the host's side, must fit in what this host has available.
+# bed_slots: how many beds this host runs at once without slowing any,
+# and why that many, as "N REASON" (GRADE_JOBS_MAX, if set, instead): a
+# bed of one virtual CPU keeps one CPU of this host busy (QEMU's TCG
+# thread, and its I/O for the bed's files), so one CPU per virtual CPU,
+# and one CPU for the rest (the grader, the build's and the big file's
+# I/O): two beds on 2 CPUs took 74 to 79 s for larger-than-memory
+# instead of 56 (docs/instructor.md, "Grading in parallel").  And a
+# bed's memory (224 MiB: scripts/grade), with 256 MiB for QEMU and the
+# host's side, must fit in what this host has available.  A native bed
+# (RXE_BED=native, or a device of your own) is one device: one bed.
 bed_slots() {
-	local vcpus mem by_cpu by_mem
+	local cpus by_cpu by_mem
 	if [ -n "${GRADE_JOBS_MAX:-}" ]; then
-		echo "$GRADE_JOBS_MAX"
+		echo "$GRADE_JOBS_MAX GRADE_JOBS_MAX is $GRADE_JOBS_MAX"
 		return
 	fi
-	vcpus=$RXE_VM_CPUS
-	mem=$(( $(size_mib "${RXE_VM_MEM:-2G}") + 256 ))
-	by_cpu=$(( ($(nproc) - 1) / vcpus ))
+	if [ "${RXE_BED:-}" = native ] || [ -n "${RXE_DEV:-}" ]; then
+		echo "1 the bed is this host's own RDMA device, one for all"
+		return
+	fi
+	cpus=$(nproc)
+	by_cpu=$(( (cpus - 1) / RXE_VM_CPUS ))
 	by_mem=$(( $(awk '$1 == "MemAvailable:" { print int($2 / 1024) }' \
-		/proc/meminfo) / mem ))
-	[ "$by_mem" -lt "$by_cpu" ] && by_cpu=$by_mem
-	echo $((by_cpu > 0 ? by_cpu : 1))
+		/proc/meminfo) / (${RXE_VM_MEM%M} + 256) ))
+	if [ "$by_mem" -lt "$by_cpu" ]; then
+		echo "$((by_mem > 0 ? by_mem : 1)) this host has memory for" \
+			"$by_mem beds of ${RXE_VM_MEM} and QEMU's 256 MiB"
+	else
+		echo "$((by_cpu > 0 ? by_cpu : 1)) this host has $cpus CPUs, a" \
+			"bed takes $RXE_VM_CPUS and the rest 1 (more at once would" \
+			"slow each bed, and the checks' time limits could fail" \
+			"correct senders)"
+	fi
 }
 
-mapfile -t ENTRIES < <(find "$SUBMISSIONS" -mindepth 1 -maxdepth 1 \
-	\( -type d -o -name '*.c' \) ! -name '.*' | LC_ALL=C sort)
-[ "${#ENTRIES[@]}" -gt 0 ] || class_fail "$SUBMISSIONS holds no submission"
-# Two entries of one ID (alice.c and alice/) would share OUT/alice.
-dup=$(for entry in "${ENTRIES[@]}"; do basename "$entry" .c; done | sort | uniq -d | head -n 1)
-[ -z "$dup" ] || class_fail "$SUBMISSIONS holds two submissions of $dup (a file and a folder)"
+# cap_jobs: JOBS, capped at bed_slots, saying so when it is.
+cap_jobs() {
+	local slots why
+	case ${GRADE_JOBS_MAX-1} in
+	'' | *[!0-9]* | 0* | ?????*) class_fail "GRADE_JOBS_MAX must be a number of beds, 1 to 9999, not '$GRADE_JOBS_MAX'" ;;
+	esac
+	case $RXE_VM_CPUS in
+	'' | *[!0-9]* | 0*) class_fail "RXE_VM_CPUS must be a number of virtual CPUs, 1 or more, not '$RXE_VM_CPUS'" ;;
+	esac
+	case ${RXE_VM_MEM:-} in
+	[1-9]*M) ;;
+	*) class_fail "RXE_VM_MEM must be in MiB (scripts/grade's 224M), not '${RXE_VM_MEM:-}'" ;;
+	esac
+	read -r slots why < <(bed_slots)
+	if [ "$JOBS" -gt "$slots" ]; then
+		echo "grade: -j $JOBS capped at $slots: $why" \
+			"(GRADE_JOBS_MAX sets the cap)" >&2
+		JOBS=$slots
+	fi
+}
 
-# One virtual CPU a bed: grading takes as long as with the bed's usual
-# two (140 s for the reference, either way), and keeps one CPU of this
-# host busy rather than 1.1 to 1.7 (docs/instructor.md, "Grading in
-# parallel").
-export RXE_VM_CPUS=${RXE_VM_CPUS:-1}
-case ${GRADE_JOBS_MAX-1} in
-*[!0-9]* | 0*) class_fail "GRADE_JOBS_MAX must be a number of beds, 1 or more, not '$GRADE_JOBS_MAX'" ;;
-esac
-slots=$(bed_slots)
-if [ "$JOBS" -gt "$slots" ]; then
-	echo "grade: -j $JOBS capped at $slots: this host has $(nproc) CPUs," \
-		"a bed takes $RXE_VM_CPUS and the rest 1 (more at once would" \
-		"slow each bed, and the checks' time limits could fail correct" \
-		"senders; GRADE_JOBS_MAX sets the cap)" >&2
-	JOBS=$slots
-fi
-# The receivers every submission's grading runs, built once here (not by
-# each of them at once).
-if [ -z "${GRADE_KIT:-}" ]; then
-	make --no-print-directory -s receiver tests/evil-receiver >&2 ||
-		class_fail "cannot build ./receiver and tests/evil-receiver"
-fi
-
-# The pool: JOBS submissions at once, each in a process group of its own
-# (set -m), so that stopping one stops its bed too.
-set -m
-# stop_all: stop every submission still being graded, and remove what
-# they left (a submission without a row was not graded in this run).
-stop_all() {
-	local pid entry id
-	for pid in $(jobs -p); do
-		kill -TERM -- "-$pid" 2>/dev/null
+# list_entries: ENTRIES, the submissions (ID.c or ID/) in byte order,
+# read NUL-separated.  A name with a line break is refused (no ID has
+# one, and the lines of its files' list would split it); one with
+# another control character, a terminal escape say, is graded, and
+# shown with '?' for it.
+list_entries() {
+	local entry dup
+	mapfile -d '' -t ENTRIES < <(find "$SUBMISSIONS" -mindepth 1 \
+		-maxdepth 1 \( -type d -o -name '*.c' \) ! -name '.*' -print0 |
+		LC_ALL=C sort -z)
+	[ "${#ENTRIES[@]}" -gt 0 ] || class_fail "$SUBMISSIONS holds no submission"
+	for entry in "${ENTRIES[@]}"; do
+		case ${entry##*/} in
+		*[$'\n\r']*) class_fail "$SUBMISSIONS holds a name with a" \
+			"line break, $(printf %q "${entry##*/}"): rename it to" \
+			"the student's ID" ;;
+		esac
 	done
-	# Bounded: each bed stops its VM on SIGTERM (scripts/rxe-run).
+	# Two entries of one ID (alice.c and alice/) would share OUT/alice.
+	dup=$(for entry in "${ENTRIES[@]}"; do basename "$entry" .c; done |
+		LC_ALL=C sort | uniq -d | head -n 1)
+	[ -z "$dup" ] || class_fail "$SUBMISSIONS holds two submissions of" \
+		"$(shown "$dup") (a file and a folder)"
+}
+
+# stop_all: stop every submission still being graded, each process
+# group whole (its scripts/grade, bed and QEMU), and remove what they
+# left (a submission without a row was not graded in this run).
+stop_all() {
+	local pid entry id groups=() tries=0
+	set +m	# (no "Terminated" line for each job stopped)
+	for pid in $(jobs -p); do
+		kill -TERM -- "-$pid" 2>/dev/null && groups+=("$pid")
+	done
+	# Bounded: 15 s for the beds to stop their VMs (scripts/rxe-run
+	# does on SIGTERM, QEMU within 5 s), then SIGKILL.
+	while [ "${#groups[@]}" -gt 0 ] && [ "$tries" -lt 30 ]; do
+		for pid in "${!groups[@]}"; do
+			kill -0 -- "-${groups[pid]}" 2>/dev/null || unset "groups[$pid]"
+		done
+		[ "${#groups[@]}" -eq 0 ] || sleep 0.5
+		tries=$((tries + 1))
+	done
+	for pid in "${groups[@]}"; do
+		kill -KILL -- "-$pid" 2>/dev/null
+	done
 	wait
 	for entry in "${ENTRIES[@]}"; do
 		id=$(basename "$entry" .c)
 		[ -f "$OUT/$id/row" ] || rm -rf "${OUT:?}/$id"
 	done
 }
-trap 'stop_all; rm -rf "$WORK"' EXIT
-trap 'exit 130' INT TERM
 
-# wait_one: wait for one submission to end; a failure of the grader's
-# own (its status: 4, nothing can be sandboxed here; else 2) ends all.
+# wait_one: wait for one submission to end (BY_PID: its ID); a failure
+# of the grader's own ends them all: 4, nothing can be sandboxed here;
+# else 2, naming the submission.
 wait_one() {
-	local status
+	local status pid
 	# Bounded: each submission's beds end within their RXE_TIMEOUT.
-	wait -n
+	wait -n -p pid
 	status=$?
 	case $status in
 	0) ;;
-	4) echo "grade: no submission was run" >&2; exit 4 ;;
-	*) exit 2 ;;
+	4) echo "grade: cannot sandbox a submission here: stopped" >&2
+	   exit 4 ;;
+	*) echo "grade: grading $(shown "${BY_PID[$pid]}") ended with" \
+		"status $status: stopped" >&2
+	   exit 2 ;;
 	esac
 }
 
-running=0
-for i in "${!ENTRIES[@]}"; do
-	if [ "$running" -ge "$JOBS" ]; then
+# run_pool: grade every entry, JOBS at once, each in a process group of
+# its own (set -m), so that stopping one stops its bed too; stdin is
+# /dev/null (a job of a shell with job control keeps the terminal's).
+run_pool() {
+	local i running=0
+	declare -g -A BY_PID=()
+	set -m
+	for i in "${!ENTRIES[@]}"; do
+		if [ "$running" -ge "$JOBS" ]; then
+			wait_one
+			running=$((running - 1))
+		fi
+		grade_one $((i + 1)) "$(basename "${ENTRIES[i]}" .c)" \
+			"${ENTRIES[i]}" </dev/null &
+		BY_PID[$!]=$(basename "${ENTRIES[i]}" .c)
+		running=$((running + 1))
+	done
+	while [ "$running" -gt 0 ]; do
 		wait_one
 		running=$((running - 1))
-	fi
-	grade_one $((i + 1)) "$(basename "${ENTRIES[i]}" .c)" "${ENTRIES[i]}" &
-	running=$((running + 1))
-done
-while [ "$running" -gt 0 ]; do
-	wait_one
-	running=$((running - 1))
-done
+	done
+	set +m
+}
+
+# write_gradebook: OUT/gradebook.csv from the rows, in the entries'
+# order whatever order they were graded in (written whole, then renamed:
+# a run stopped half way leaves none).
+write_gradebook() {
+	local entry
+	{
+		printf 'id,score,max,status'
+		printf ',%s' "${NAMES[@]}"
+		printf '\n'
+		for entry in "${ENTRIES[@]}"; do
+			cat "$OUT/$(basename "$entry" .c)/row"
+		done
+	} >"$OUT/.gradebook.csv" && mv "$OUT/.gradebook.csv" "$OUT/gradebook.csv"
+}
+
+list_entries
+# One virtual CPU a bed: grading takes as long as with the bed's usual
+# two (140 s for the reference, either way), and keeps one CPU of this
+# host busy rather than 1.1 to 1.7 (docs/instructor.md, "Grading in
+# parallel").
+export RXE_VM_CPUS=${RXE_VM_CPUS:-1}
+cap_jobs
+# The receivers every submission's grading runs, built once here (not by
+# each of them at once: GRADE_RECEIVERS_BUILT tells scripts/grade -b).
+if [ -z "${GRADE_KIT:-}" ]; then
+	make --no-print-directory -s receiver tests/evil-receiver >&2 ||
+		class_fail "cannot build ./receiver and tests/evil-receiver"
+fi
+export GRADE_RECEIVERS_BUILT=1
+# (The last run's gradebook goes: one is written when this run is over.)
+rm -f "$OUT/gradebook.csv"
+trap 'stop_all; rm -rf "$WORK"' EXIT
+trap 'exit 130' INT TERM
+run_pool
+write_gradebook || class_fail "cannot write $OUT/gradebook.csv"
 
 unfinished=0
-{
-	printf 'id,score,max,status'
-	printf ',%s' "${NAMES[@]}"
-	printf '\n'
-	for entry in "${ENTRIES[@]}"; do
-		cat "$OUT/$(basename "$entry" .c)/row"
-	done
-} >"$OUT/gradebook.csv"
 for entry in "${ENTRIES[@]}"; do
 	[ "$(row_status "$(basename "$entry" .c)")" = graded ] ||
 		unfinished=$((unfinished + 1))
