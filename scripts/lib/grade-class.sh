@@ -334,13 +334,15 @@ list_entries() {
 		"$(shown "$dup") (a file and a folder)"
 }
 
-# stop_all: stop every submission still being graded, each process
-# group whole (its scripts/grade, bed and QEMU), and remove what they
-# left (a submission without a row was not graded in this run).
+# stop_all: stop every submission still being graded (BY_PID: each
+# job not yet waited for, even one whose first process died and left
+# its scripts/grade behind), each process group whole (its
+# scripts/grade, bed and QEMU), and remove what they left (a submission
+# without a row was not graded in this run).
 stop_all() {
 	local pid entry id groups=() tries=0
 	set +m	# (no "Terminated" line for each job stopped)
-	for pid in $(jobs -p); do
+	for pid in "${!BY_PID[@]}"; do
 		kill -TERM -- "-$pid" 2>/dev/null && groups+=("$pid")
 	done
 	# Bounded: 15 s for the beds to stop their VMs (scripts/rxe-run
@@ -362,19 +364,21 @@ stop_all() {
 	done
 }
 
-# wait_one: wait for one submission to end (BY_PID: its ID); a failure
-# of the grader's own ends them all: 4, nothing can be sandboxed here;
-# else 2, naming the submission.
+# wait_one: wait for one submission to end (BY_PID: its ID, the job's
+# process group, dropped then); a failure of the grader's own ends them
+# all: 4, nothing can be sandboxed here; else 2, naming the submission.
 wait_one() {
-	local status pid
+	local status pid id
 	# Bounded: each submission's beds end within their RXE_TIMEOUT.
 	wait -n -p pid
 	status=$?
+	id=${BY_PID[$pid]}
+	unset "BY_PID[$pid]"
 	case $status in
 	0) ;;
 	4) echo "grade: cannot sandbox a submission here: stopped" >&2
 	   exit 4 ;;
-	*) echo "grade: grading $(shown "${BY_PID[$pid]}") ended with" \
+	*) echo "grade: grading $(shown "$id") ended with" \
 		"status $status: stopped" >&2
 	   exit 2 ;;
 	esac
@@ -385,7 +389,6 @@ wait_one() {
 # /dev/null (a job of a shell with job control keeps the terminal's).
 run_pool() {
 	local i running=0
-	declare -g -A BY_PID=()
 	set -m
 	for i in "${!ENTRIES[@]}"; do
 		if [ "$running" -ge "$JOBS" ]; then
@@ -420,6 +423,7 @@ write_gradebook() {
 }
 
 list_entries
+declare -A BY_PID=()	# the jobs running: process group -> ID
 # One virtual CPU a bed: grading takes as long as with the bed's usual
 # two (140 s for the reference, either way), and keeps one CPU of this
 # host busy rather than 1.1 to 1.7 (docs/instructor.md, "Grading in
