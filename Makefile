@@ -24,16 +24,38 @@
 #                   then `make valgrind`
 #   make valgrind   one good session under valgrind's memcheck, each side
 #   make sparse     check the wire format's byte order with sparse
-#   make install    build, then install the programs and their man pages
-#                   under $(DESTDIR)$(PREFIX) (PREFIX defaults to /usr/local);
+#   make check      the tests a package build may run: no root, no network,
+#                   no VM (unit tests, the fuzzers' corpus, the man pages,
+#                   the static checks); see docs/packaging.md
+#   make install    build, then install lab3-sender and lab3-receiver, their
+#                   man pages, the docs and the Wireshark dissector under
+#                   $(DESTDIR)$(PREFIX) (PREFIX defaults to /usr/local);
 #                   SERVICE=1 adds the receiver's systemd service
-#   make uninstall  remove exactly what `make install` installed
+#   make uninstall  remove exactly what `make install` installed (and what
+#                   an install before 1.1 left under the old names)
+#   make dist       lab3-VERSION.tar.gz, the sources of the last commit,
+#                   the same bytes at every run
+#   make deb        the Debian packages, checked (scripts/deb)
 #
 # WERROR=1 turns warnings into errors (CI does); SANITIZE=1 builds with
-# AddressSanitizer and UBSan.
+# AddressSanitizer and UBSan.  The build takes the usual variables from the
+# environment or the command line: CC, CPPFLAGS, CFLAGS, LDFLAGS, LDLIBS,
+# PKG_CONFIG, DESTDIR, PREFIX, BINDIR, MANDIR, SYSCONFDIR.
 
 CC ?= cc
 CFLAGS ?= -O2 -g
+PKG_CONFIG ?= pkg-config
+
+# The version is written in one place: the top line of debian/changelog,
+# "lab3 (1.1) unstable; ...".  --version, the man pages, the Debian
+# packages and `make dist`'s tarball read it from there; its date is the
+# man pages' date.  (A copy of the sources without debian/ says
+# "unknown".)
+VERSION := $(or $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' \
+	debian/changelog 2>/dev/null),unknown)
+RELEASE_DATE := $(or $(shell sed -n 's/^ -- .*>  //p' debian/changelog \
+	2>/dev/null | head -n 1 | xargs -r -I{} date -u -d {} +%Y-%m-%d \
+	2>/dev/null),unknown)
 WARNINGS = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wformat=2
 ifeq ($(WERROR),1)
@@ -44,9 +66,29 @@ CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
 LDFLAGS += -fsanitize=address,undefined
 endif
 
+# Hardening, on by default (HARDEN=0 leaves it off): the receiver parses
+# whatever any student sends it.  These flags come after CPPFLAGS and
+# CFLAGS, so a distribution's own flags meet them, not the other way
+# round; _FORTIFY_SOURCE=3 only where neither sets _FORTIFY_SOURCE (a
+# distribution's =2 stays =2) and where CFLAGS optimise (glibc's
+# fortification needs it, and warns otherwise).  -fcf-protection is x86's.
+HARDEN ?= 1
+ifeq ($(HARDEN),1)
+HARDEN_CFLAGS = -fstack-protector-strong -fstack-clash-protection -fPIE
+ifneq ($(filter x86_64% i%86 amd64,$(shell $(CC) -dumpmachine 2>/dev/null)),)
+HARDEN_CFLAGS += -fcf-protection
+endif
+ifeq ($(findstring _FORTIFY_SOURCE,$(CPPFLAGS) $(CFLAGS)),)
+ifneq ($(filter -O1 -O2 -O3 -Os -Og -Ofast -Oz,$(CFLAGS)),)
+HARDEN_CFLAGS += -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=3
+endif
+endif
+HARDEN_LDFLAGS = -pie -Wl,-z,relro,-z,now
+endif
+
 PKGS = librdmacm libibverbs libcrypto
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
 # The lab stands at the top; what it calls stands in folders named for
 # their role: server/ (the class server), cli/ (the command lines), lib/
@@ -55,22 +97,31 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 SRC_DIRS = server cli lib
 vpath %.c $(SRC_DIRS)
 INCLUDES = -I. $(addprefix -I,$(SRC_DIRS))
-ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(INCLUDES) $(PKG_CFLAGS) $(CFLAGS)
+ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(INCLUDES) $(PKG_CFLAGS) \
+	-DLAB3_RELEASE='"$(VERSION)"' $(CPPFLAGS) $(CFLAGS) $(HARDEN_CFLAGS)
+# A program's link: the compiler's flags too (-fsanitize, -flto and the
+# like need them there), then the objects, then the libraries.
+LINK = $(CC) $(CFLAGS) $(HARDEN_CFLAGS) $(LDFLAGS) $(HARDEN_LDFLAGS) -o $@ \
+	$(filter %.o,$^) $(LDLIBS) $(PKG_LIBS)
 
 PROGRAMS = sender receiver
+# Their man pages, built from man/*.1.in; `man -l build/man/lab3-sender.1`
+# reads one in the tree.
+MANPAGES = build/man/lab3-sender.1 build/man/lab3-receiver.1
 FUZZERS = tests/fuzz_decode tests/fuzz_receiver tests/fuzz_sender
 # make test builds on every core: the clang fuzzers alone take seconds.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 TEST_PROGRAMS = tests/unit $(FUZZERS) tests/evil-sender tests/evil-receiver
 
 .PHONY: all deps test test-long test-slow demo wire handout grade bench fuzz soak valgrind sparse \
+	check dist deb \
 	install uninstall clean autograder
 
-all: $(PROGRAMS)
+all: $(PROGRAMS) $(MANPAGES)
 
 # Objects remember the flags they were built with, so that switching
 # SANITIZE or WERROR rebuilds everything.
-BUILD_FLAGS = $(CC) $(ALL_CFLAGS) $(LDFLAGS)
+BUILD_FLAGS = $(CC) $(ALL_CFLAGS) $(LDFLAGS) $(HARDEN_LDFLAGS) $(LDLIBS)
 build/.build-flags: FORCE
 	@mkdir -p $(@D)
 	@echo '$(BUILD_FLAGS)' | cmp -s - $@ || echo '$(BUILD_FLAGS)' > $@
@@ -95,7 +146,7 @@ CONN_OBJS = build/common.o build/completion.o \
 SENDER_OBJS = build/sender.o build/sender_cli.o build/client.o \
 	$(CONN_OBJS) build/json.o build/args.o
 sender: $(SENDER_OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(LINK)
 
 # The receiver: one session's steps (receiver.c), the class server that
 # runs many (server/server.c), what the steps ask of it
@@ -106,18 +157,18 @@ RECEIVER_OBJS = build/receiver.o build/receiver_cli.o build/server.o \
 	build/json.o build/ledger.o build/roster.o build/args.o build/sizes.o \
 	build/secret.o
 receiver: $(RECEIVER_OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(LINK)
 
 tests/unit: build/tests/unit.o build/tests/testlib.o $(CONN_OBJS) \
 		build/listener.o build/json.o build/ledger.o build/roster.o \
 		build/args.o build/sizes.o build/secret.o build/session.o \
 		build/client.o
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(LINK)
 
 tests/evil-sender: build/tests/evil-sender.o build/tests/testlib.o \
 		$(CONN_OBJS) build/client.o build/listener.o build/args.o \
 		build/sizes.o
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(LINK)
 
 build/tests/evil-sender.o build/tests/evil-receiver.o: tests/evil.h
 build/tests/unit.o build/tests/testlib.o build/tests/evil-sender.o \
@@ -125,7 +176,7 @@ build/tests/unit.o build/tests/testlib.o build/tests/evil-sender.o \
 
 tests/evil-receiver: build/tests/evil-receiver.o build/tests/testlib.o \
 		$(CONN_OBJS) build/listener.o build/args.o build/client.o
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS)
+	$(LINK)
 
 # Plain builds of the pair for valgrind (tests/valgrind.test), which
 # cannot run sanitized binaries: no SANITIZE flags, whatever the rest uses.
@@ -229,12 +280,38 @@ grade: deps
 	@test -n "$(SENDER)" || { echo "usage: make grade SENDER=path" >&2; exit 2; }
 	scripts/grade $(SENDER)
 
-# The installed files: $(BINDIR)/sender, $(BINDIR)/receiver,
-# $(MAN1DIR)/sender.1, $(MAN1DIR)/receiver.1 (tests/man.test checks it).
+# The man pages, with the version and its date from debian/changelog
+# (MANPAGES, above): build/man/lab3-sender.1 from man/lab3-sender.1.in.
+build/man/%.1: man/%.1.in $(wildcard debian/changelog)
+	@mkdir -p $(@D)
+	sed -e 's/@VERSION@/$(VERSION)/g' -e 's/@DATE@/$(RELEASE_DATE)/g' $< >$@
+
+# What `make install` installs, under $(DESTDIR):
+#   $(BINDIR)/lab3-sender, $(BINDIR)/lab3-receiver      ./sender, ./receiver
+#   $(MAN1DIR)/lab3-sender.1, $(MAN1DIR)/lab3-receiver.1
+#   $(DOCDIR)/: README.md, NEWS.md, LICENSE and docs/
+#   $(LUA_PLUGINDIR)/lab3.lua: the Wireshark dissector (scripts/lib/lab3.lua),
+#       where a Wireshark of the same PREFIX looks for Lua plugins
+#       (a package gives LIBDIR=/usr/lib/<triplet>; elsewhere, copy it to
+#       ~/.local/lib/wireshark/plugins)
+# (tests/man.test checks it).  The installed names carry the lab's prefix,
+# so that they cannot collide with another package's "sender"; in the
+# tree and the kit the programs stay ./sender and ./receiver, as the lab
+# calls them.  Every directory can be set from the environment or the
+# command line.
 PREFIX ?= /usr/local
-BINDIR = $(PREFIX)/bin
-MAN1DIR = $(PREFIX)/share/man/man1
-MANPAGES = man/sender.1 man/receiver.1
+# PREFIX=/usr/ is /usr.
+override PREFIX := $(patsubst %/,%,$(PREFIX))
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+MAN1DIR ?= $(MANDIR)/man1
+DOCDIR ?= $(DATADIR)/doc/lab3
+LUA_PLUGINDIR ?= $(LIBDIR)/wireshark/plugins
+INSTALLED = lab3-sender lab3-receiver
+DOCS = README.md NEWS.md LICENSE
+DOC_PAGES = $(wildcard docs/*.md docs/*.png)
 
 # With SERVICE=1, also the receiver as a systemd service
 # (docs/instructor.md, "The receiver as a service"; tests/service.test
@@ -250,10 +327,10 @@ MANPAGES = man/sender.1 man/receiver.1
 # and SYSUSERSDIR= choose otherwise.  The options file is the
 # administrator's either way: SYSCONFDIR.
 SYSCONFDIR ?= /etc
-ifeq ($(patsubst %/,%,$(PREFIX)),/usr)
+ifeq ($(PREFIX),/usr)
 # systemd_var NAME: the variable NAME of systemd's pkg-config file, or
 # nothing without pkg-config or the file.
-systemd_var = $(shell pkg-config --variable=$(1) systemd 2>/dev/null)
+systemd_var = $(shell $(PKG_CONFIG) --variable=$(1) systemd 2>/dev/null)
 UNITDIR ?= $(or $(call systemd_var,systemdsystemunitdir),/usr/lib/systemd/system)
 SYSUSERSDIR ?= $(or $(call systemd_var,sysusersdir),/usr/lib/sysusers.d)
 else
@@ -263,10 +340,17 @@ endif
 CONFFILE = $(SYSCONFDIR)/lab3-receiver.conf
 SERVICE_SUBST = sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@CONFFILE@|$(CONFFILE)|g'
 
-install: $(PROGRAMS)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MAN1DIR)
-	install -m 0755 $(PROGRAMS) $(DESTDIR)$(BINDIR)/
+# Install only: the programs and pages were built by `make` with the same
+# variables, so nothing is compiled here (tests/man.test checks that).
+install: $(PROGRAMS) $(MANPAGES)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MAN1DIR) \
+		$(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(LUA_PLUGINDIR)
+	install -m 0755 sender $(DESTDIR)$(BINDIR)/lab3-sender
+	install -m 0755 receiver $(DESTDIR)$(BINDIR)/lab3-receiver
 	install -m 0644 $(MANPAGES) $(DESTDIR)$(MAN1DIR)/
+	install -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+	install -m 0644 $(DOC_PAGES) $(DESTDIR)$(DOCDIR)/docs/
+	install -m 0644 scripts/lib/lab3.lua $(DESTDIR)$(LUA_PLUGINDIR)/
 ifeq ($(SERVICE),1)
 	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
 		$(DESTDIR)$(SYSCONFDIR)
@@ -283,9 +367,29 @@ ifeq ($(SERVICE),1)
 		systemctl daemon-reload; fi
 endif
 
+# Before 1.1, `make install` put the programs and pages in as sender,
+# receiver, sender.1 and receiver.1.  uninstall removes those too, but
+# only where they are Lab 3's (the programs print "Lab 3" in --version,
+# the pages name it in their title line), and says which it removed.
+OLD_NAMES = $(BINDIR)/sender $(BINDIR)/receiver $(MAN1DIR)/sender.1 \
+	$(MAN1DIR)/receiver.1
+
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGRAMS)) \
-		$(addprefix $(DESTDIR)$(MAN1DIR)/,$(notdir $(MANPAGES)))
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INSTALLED)) \
+		$(addprefix $(DESTDIR)$(MAN1DIR)/,$(notdir $(MANPAGES))) \
+		$(addprefix $(DESTDIR)$(DOCDIR)/,$(DOCS)) \
+		$(addprefix $(DESTDIR)$(DOCDIR)/,$(DOC_PAGES)) \
+		$(DESTDIR)$(LUA_PLUGINDIR)/lab3.lua
+	-rmdir $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null
+	@for old in $(addprefix $(DESTDIR),$(OLD_NAMES)); do \
+		[ -f "$$old" ] || continue; \
+		case $$old in \
+		*.1) head -n 20 "$$old" | grep -q '^\.TH .*"Lab 3' ;; \
+		*) grep -q 'Lab 3 protocol version' "$$old" ;; \
+		esac || { echo "uninstall: kept $$old: not Lab 3's"; continue; }; \
+		rm -f "$$old" && echo "uninstall: removed $$old, installed" \
+			"by a Lab 3 before 1.1 (now lab3-$${old##*/})"; \
+	done
 ifeq ($(SERVICE),1)
 	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
 		systemctl disable --now lab3-receiver.service || true; fi
@@ -295,7 +399,36 @@ ifeq ($(SERVICE),1)
 		systemctl daemon-reload; fi
 endif
 
+# The tests a package build may run (debian/rules runs it): no root, no
+# network, no VM, no RDMA device.  The unit tests, the fuzzers over
+# their corpus alone (FUZZ_CORPUS_ONLY), the man pages, the licence of
+# every file, the hardened build, and the static checks of the code's
+# shape.  The rest of `make test` needs the bed.
+CHECK_TESTS = tests/unit.test tests/man.test tests/licence.test \
+	tests/hardening.test tests/structure.test tests/receiver-cli.test
+check: all tests/unit $(FUZZERS)
+	FUZZ_CORPUS_ONLY=1 tests/run $(CHECK_TESTS) tests/fuzz.test
+
+# The release tarball: the sources of the last commit (git archive), in
+# lab3-$(VERSION)/, with the commit's time on every file and gzip's
+# name and time left out, so that two runs give the same bytes.
+dist:
+	@git rev-parse --git-dir >/dev/null 2>&1 || { \
+		echo "make dist: needs a git checkout (it packs the last commit)" >&2; \
+		exit 1; }
+	@git diff --quiet HEAD -- || echo "make dist: uncommitted changes" \
+		"are not in the tarball: it packs HEAD" >&2
+	git archive --format=tar --prefix=lab3-$(VERSION)/ HEAD | \
+		gzip -n -9 >lab3-$(VERSION).tar.gz.tmp
+	mv lab3-$(VERSION).tar.gz.tmp lab3-$(VERSION).tar.gz
+	@echo "make dist: lab3-$(VERSION).tar.gz"
+
+# The Debian packages, built from a clean copy of the last commit and
+# checked: lintian, blhc, hardening-check (scripts/deb).
+deb:
+	scripts/deb
+
 clean:
 	rm -f $(PROGRAMS) $(TEST_PROGRAMS) $(VALGRIND_PROGRAMS)
 	rm -rf build tests/logs lab3-handout lab3-handout.tar.gz grade-results \
-		lab3-autograder.zip
+		lab3-autograder.zip lab3-*.tar.gz lab3-*.tar.gz.tmp

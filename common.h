@@ -37,10 +37,6 @@ enum lab3_exit {
 
 #define LAB3_DEFAULT_TIMEOUT 30	/* seconds of silence before giving up */
 
-/* This release of the pair, for --version (the wire protocol has its own
- * number, LAB3_VERSION in protocol.h). */
-#define LAB3_RELEASE "1.0"
-
 /* Receive buffers posted at any time: room for a REGION (or DONE) per
  * window, an ERROR, and one spare. */
 #define LAB3_RECV_DEPTH (LAB3_WINDOWS_MAX + 2)

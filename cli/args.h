@@ -6,6 +6,13 @@
 
 #include <stdint.h>
 
+/* This release of the pair, for --version (the wire protocol has its own
+ * number, LAB3_VERSION in protocol.h).  The Makefile passes it, read from
+ * the top line of debian/changelog, the one place it is written. */
+#ifndef LAB3_RELEASE
+#define LAB3_RELEASE "unknown"
+#endif
+
 /* A decimal number from MIN to MAX (MIN >= 0), or -1 if ARG is not that. */
 long lab3_parse_number(const char *arg, long min, long max);
 
