@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The Lab 3 RDMA file transfer pair.
 #
 #   make            build ./sender and ./receiver
@@ -425,7 +426,7 @@ dist:
 
 # The Debian packages, built from a clean copy of the last commit and
 # checked: lintian, blhc, hardening-check (scripts/deb).
-deb:
+deb: deps
 	scripts/deb
 
 clean:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * common.h - what the sender and the receiver share: one RDMA connection
  * (common.c: rdma_cm setup, the verbs resources, registration, posting,
