@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * client.c - the client side of a connection, which only the sender is
  * (declared in common.h), in the order a client calls it: resolve the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * common.c - one RDMA connection, as both programs make and use it, in
  * the slides' order: the event channel and the cm_id; the protection

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * completion.c - what a completion, or an rdma_cm event, means to one
  * connection (the completion model of struct lab3_conn in common.h),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * conn_internal.h - the parts of one connection that its own files share:
  * common.c (both sides), completion.c (what completions mean), client.c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * protocol.h - the Lab 3 wire protocol: the specification of every message
  * the sender and the receiver exchange.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * receiver.c - Lab 3's receiver: take files into memory by RDMA WRITE,
  * check their SHA-256, and give each sender whose file arrived intact the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rules.h - the two sides' rules of the Lab 3 protocol, as pure functions:
  * which message each side may take or send next, and what each one means.

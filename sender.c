@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sender.c - Lab 3's sender: send one file into a receiver's memory with
  * RDMA WRITE, and trade a student ID for the secret key that proves it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * args.c - the numbers of the programs' command lines (-t, -m, -w, -n,
  * -p and the like), each checked in full: a number that does not parse,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * args.h - the numbers of the programs' command lines (args.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * json.c - JSON strings (declared in json.h): the one escaper that the
  * sender's --json object and the receiver's grading ledger share.  Not part

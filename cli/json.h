@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * json.h - JSON strings, for the sender's --json object and the receiver's
  * grading ledger.  Not part of the lab: nothing here touches RDMA.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * receiver_cli.c - the receiver's command line and main(): options,
  * usage, the secret file, --key-for, --ledger-summary, fitting the windows

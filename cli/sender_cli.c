@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sender_cli.c - the sender's machinery around the lab (declared in
  * sender_cli.h): the command line, the pin budget under `ulimit -l`,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sender_cli.h - the sender's machinery around the lab (sender_cli.c):
  * its command line, the pin budget under `ulimit -l`, --wait's pauses,

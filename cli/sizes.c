@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sizes.c - the receiver's durations and byte counts on its command line
  * (-t; -w, -m, --store-max and the like; declared in args.h), checked in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * explain.c - what a failure means, in words that name the likely
  * mistake (explain.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * explain.h - what a failure means, in words that name the likely
  * mistake (explain.c): the connection's errors are built from these.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hash.c - the lab's hashes: SHA-256 of a file that comes in pieces
  * (step 1, the sender's; step 4, the receiver's of what arrived), with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * provider.c - what particular RDMA providers need beyond the verbs and
  * rdma_cm as specified (declared in provider.h).  Each hook is called

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * provider.h - the hooks for what particular RDMA providers need
  * (provider.c), each called from one place in the connection's code; and

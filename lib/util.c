@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * util.c - what the programs need of the system beside RDMA (util.h):
  * the one clock (common.h), non-blocking descriptors, the one ppoll(), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * util.h - what the programs need of the system beside RDMA (util.c):
  * the one ppoll(), non-blocking descriptors, and address lookup with its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ledger.c - the grading ledger (declared in ledger.h): one JSON line per
  * session, written with one write() and an fsync; a strict reader of

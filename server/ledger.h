@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ledger.h - the receiver's grading ledger (receiver -l) and its summing
  * up (--ledger-summary).  Not part of the lab: a record of each session

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * listener.c - the server side of a connection (declared in listener.h):
  * bind and listen (on IPv6 and IPv4 at once where no address is given),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * listener.h - the server side of a connection (listener.c): listening,
  * accepting with the server's own queue pair, disconnecting without

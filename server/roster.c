@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * roster.c - the class's roster (receiver -r); see roster.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * roster.h - the class's roster (receiver -r): the student IDs that may
  * receive a key.  Not part of the lab: the instructor's guard against an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * secret.c - the receiver's secret file and the keys it derives (step 6:
  * KEY = HMAC-SHA256(secret, ID)), with the two file helpers that the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * secret.h - the receiver's secret file and the keys it derives, and the
  * file helpers it shares with the ledger (secret.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * server.c - the class server: one thread serves many receiver sessions
  * (-c) with one wait on the connection manager and every session's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * session.c - what the steps of a receiver session (receiver.c) ask of
  * the class server that runs them (server.c): a wait for the sender and

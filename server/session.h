@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * session.h - one receiver session, shared by its parts: the steps of the
  * lab (receiver.c), the file and ledger record it keeps (store.c), the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * store.c - what a receiver session keeps: the file it saves with -o
  * (built under a temporary name, synced, then linked as DIR/ID/NAME) and

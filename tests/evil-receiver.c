@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * evil-receiver.c - a receiver that breaks the Lab 3 protocol on purpose,
  * to test the reference sender: what ./sender does with answers that an

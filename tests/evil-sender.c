@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * evil-sender.c - a sender that breaks the Lab 3 protocol on purpose, for
  * the robustness tests (tests/e2e/evil.sh, and a few cases of the other

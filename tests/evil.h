@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * evil.h - what the misbehaving test programs (the evil sender and
  * tests/evil-receiver.c) share.  Test-only.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz.h - what the rules' fuzz harnesses (tests/fuzz_receiver.c,
  * tests/fuzz_sender.c) share: the input read as numbers, and CHECK.

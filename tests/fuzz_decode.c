@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_decode.c - a libFuzzer harness for the protocol decoder
  * (lab3_decode() in protocol.h), the code that reads every byte a peer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_receiver.c - a libFuzzer harness for the receiver's rules: the pure
  * state transition function in rules.h (lab3_rx_accept and its

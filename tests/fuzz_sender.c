@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_sender.c - a libFuzzer harness for the sender's rules: the pure
  * state transition function in rules.h (lab3_tx_accept, lab3_tx_advance)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # Helpers for the test scripts: source it, then state expectations.  The
 # first expectation that does not hold ends the test with status 1.

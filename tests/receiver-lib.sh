@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # Run a receiver in the background and follow its stdout line by line,
 # without sleeping: its stdout is a FIFO that we read with a time limit.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * testlib.c - calls that only the tests need (declared in testlib.h): a
  * blocking accept for tools that serve one connection at a time

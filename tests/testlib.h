@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * testlib.h - calls that only the tests need (testlib.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tests/unit.c - unit tests of the wire protocol and the receiver's rules
  * (protocol.h) and of the hashes, the secret key, the command-line

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wire-fields: print every field of protocol.h's wire structs as
  * "lab3.MESSAGE.FIELD OFFSET SIZE", from offsetof() and sizeof(), then

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # setup.sh: Gradescope runs it once, as root, when it builds the
 # autograder's image, with this package in /autograder/source.  It
 # installs what the bed and the build need (on Ubuntu or Debian), then

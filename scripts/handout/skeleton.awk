@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # skeleton.awk: a students' source file from the reference's, at a depth.
 #
 #	awk -v KIND=sender|client -v DEPTH=messages|verbs -f skeleton.awk FILE

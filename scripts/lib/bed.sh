@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # The Soft-RoCE test bed's virtual machines, shared by scripts/rxe-run and
 # scripts/rxe-pair.  Source it from bash after setting BED_PROG.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """chart.py - draw a sequence chart of one Lab 3 session, as the receiver
 saw it, beside the lab's expected sequence, with the first place they
 differ marked.

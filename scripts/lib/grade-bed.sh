@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # grade-bed.sh WORK: the part of scripts/grade that runs on the bed
 # (scripts/rxe-run), as root, from the repository root.  WORK (a

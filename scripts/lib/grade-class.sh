@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # grade-class.sh OUT DEPTH JOBS SUBMISSIONS: scripts/grade for a folder of
 # submissions, one per student, run from the repository root.  An entry

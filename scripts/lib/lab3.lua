@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: MIT
 -- lab3.lua: a Wireshark dissector for the Lab 3 messages (protocol.h).
 --
 -- Each Lab 3 message is the payload of one RDMA SEND.  Wireshark decodes

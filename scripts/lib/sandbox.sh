@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # sandbox.sh: run a submission's code, its build or the sender it built,
 # where it can reach nothing of the grader's.  Sourced by

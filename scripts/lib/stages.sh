@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # stages.sh: make check's stages (scripts/grade -c), from the evidence of
 # one traced run (scripts/lib/grade-bed.sh's traced(): its CHECK, SAID,

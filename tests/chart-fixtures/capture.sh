@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # capture.sh [CASE...]: on the bed, run one receiver session per CASE and
 # print each as the grader traces it for scripts/lib/chart.py: the
 # receiver's -v stderr lines and its summary line, each prefixed by the

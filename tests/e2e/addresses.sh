@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Addresses: IPv4, IPv6 and host names, on both sides.  A receiver on
 # every address takes senders over IPv4 and over IPv6 alike; one bound to
 # a single address takes only senders to that address; names resolve on

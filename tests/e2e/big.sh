@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A file larger than this VM's memory (run with RXE_VM_MEM=224M; BIG_FILE
 # is on the host's disk, made by tests/long/big.test): the transfer works
 # while the receiver's peak RSS stays under its windows plus 32 MiB.  On a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Many senders at once, as in a class before a deadline: one receiver
 # (-c 20) serves 16 honest senders started together, files from 0 bytes
 # to 16 MiB (many windows of a small -w), with three misbehaving senders

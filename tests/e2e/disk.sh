@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A full disk takes no key away (over the bed, as root: a tmpfs of 12 MiB
 # holds -o and -l): four senders of 5 MiB one after the other; each gets
 # its key, or an ERROR (exit 4) that names the lack of room; the

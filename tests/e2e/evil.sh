@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A sender that breaks the protocol (tests/evil-sender) in every way it
 # knows, one session each (and one that breaks its own completions).
 # For every case: the receiver logs one clear

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # What can go wrong, each checked for its exit status, its one clear line,
 # no key, and nothing saved; the receiver keeps serving throughout.  At
 # the end, the receiver's own usage errors, and a ledger that cannot grow.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Faults in the middle of a transfer: a second sender while a session is
 # in progress is refused as busy and does not disturb it; a sender killed
 # with SIGKILL leaves a receiver that serves the next one; a receiver

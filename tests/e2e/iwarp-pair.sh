@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/e2e/iwarp-pair.sh server|client: Lab 3 over iWARP between two
 # hosts, run by tests/long/iwarp.test through scripts/rxe-pair with
 # RXE_PROVIDER=siw: the receiver on host A (server), listening on every

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Lab 3 over iWARP, on one host: run by tests/long/iwarp.test with
 # RXE_PROVIDER=siw, so RXE_DEV is a Soft-iWARP device.  A focused set of
 # what the other scripts check over RoCE, with what iWARP does

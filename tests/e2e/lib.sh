@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # Helpers for the end-to-end scripts that run on the bed: tests/lib.sh's
 # expectations, the receiver helpers, and one sender run at a time.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/e2e/pair.sh server|client: the two sides of tests/long/e2e-pair.test,
 # run by scripts/rxe-pair, the receiver on host A (server) and the sender
 # on host B (client).  Three sessions through one receiver:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The class's quotas (over the bed): no student takes what others need.
 #   - --keep 1: an ID's third good file removes its first; the ledger's
 #     record of the third names it under "dropped"; a sender at another

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The class's roster (receiver -r), over the bed:
 # - an ID on the roster gets its key; one that is not (a typo of one that
 #   is) gets none: the sender exits 4 naming the roster, the receiver's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # One address cannot hold the class server (the per-address share), over
 # the bed, which gives this host two addresses: its IPv4 one and its IPv6
 # one.  Four slow senders from the IPv4 address (tests/evil-sender

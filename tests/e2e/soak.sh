@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Soak: SOAK_SESSIONS (default 300) sessions through one receiver, mixing
 # good senders, and bad-hash and other misbehaving ones (tests/evil-sender).
 # Every session must end as its kind says, and at the end the receiver's

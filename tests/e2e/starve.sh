@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A sender that takes none of the receiver's messages cannot freeze it
 # (tests/evil-sender starve): the attacker asks for endless RNR retries,
 # posts one receive, announces as many chunks as once filled the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Files of many sizes through one receiver, one session after another.
 # Each transfer: the sender exits 0 and prints exactly one line, the key;
 # the key equals `receiver --key-for ID`; the saved file equals the one

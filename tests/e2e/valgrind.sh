@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # One good session under valgrind's memcheck on each side: the receiver
 # (tests/vg-receiver) serves one sender (tests/vg-sender), then stops on
 # SIGTERM.  Both must report no error: no invalid read or write, no use of

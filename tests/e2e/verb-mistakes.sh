@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The verb-level mistakes of tests/long/verb-mistakes.test, on the bed:
 # the reference sender, then each mutant sender of $MUTANTS/table (NAME,
 # a regex of what must name it, and "connected" or "unconnected": whether

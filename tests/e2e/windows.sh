@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Files through small receiver windows (-w 64K): one window, two, many;
 # odd sizes and exact multiples; a bad verdict on a many-window file; and
 # a sender that writes into a window the receiver has taken back (both

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * counter.c - a hostile "sender.c": it counts its runs across runs.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * evidence.c - a hostile "sender.c": it steals the grading secret and
  * forges the receiver's evidence instead of sending anything.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * filldisk.c - a hostile "sender.c": it fills every disk it can write.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * forge.c - a hostile "sender.c": it forges the grader's verdict.
  *

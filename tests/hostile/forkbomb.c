@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * forkbomb.c - a hostile "sender.c": it exhausts processes and memory.
  *

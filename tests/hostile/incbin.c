@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * incbin.c - a hostile "sender.c": it makes the assembler embed the
  * grader's secret in the program, and prints it when it runs.

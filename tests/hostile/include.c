@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * include.c - a hostile "sender.c": it makes the compiler read the
  * grader's secret and quote it in its error.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * installed.c - a hostile "sender.c": it runs an installed sender.
  *

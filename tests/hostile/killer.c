@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * killer.c - a hostile "sender.c": it kills every process it can.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * reader.c - a hostile "sender.c": it reads what it should not and
  * prints it, so that the grader's report carries it out.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * results.c - a hostile "sender.c": it writes its own perfect score
  * where the grader's results might be.

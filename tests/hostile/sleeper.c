@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sleeper.c - a hostile "sender.c": it never ends, and leaves a process
  * behind that is harder to find.

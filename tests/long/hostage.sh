@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # No peer can hold the receiver hostage.  One receiver (-c 4) while it is
 # under attack from the same host: a slow sender that keeps its session
 # alive but moves far under the rate floor (evil-sender dribble), and a
