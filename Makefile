@@ -424,8 +424,9 @@ dist:
 	mv lab3-$(VERSION).tar.gz.tmp lab3-$(VERSION).tar.gz
 	@echo "make dist: lab3-$(VERSION).tar.gz"
 
-# The Debian packages, built from a clean copy of the last commit and
-# checked: lintian, blhc, hardening-check (scripts/deb).
+# The Debian packages, built from a copy of the tree's tracked and new
+# files (committed or not) and checked: lintian, blhc, hardening-check
+# (scripts/deb).
 deb: deps
 	scripts/deb
 
