@@ -62,9 +62,11 @@ WARNINGS = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 ifeq ($(WERROR),1)
 WARNINGS += -Werror
 endif
+# The sanitizers' flags have a variable of their own, so that a CFLAGS
+# given on the command line does not drop them.
 ifeq ($(SANITIZE),1)
-CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer
-LDFLAGS += -fsanitize=address,undefined
+SANITIZE_CFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer
+SANITIZE_LDFLAGS = -fsanitize=address,undefined
 endif
 
 # Hardening, on by default (HARDEN=0 leaves it off): the receiver parses
@@ -79,7 +81,8 @@ HARDEN_CFLAGS = -fstack-protector-strong -fstack-clash-protection -fPIE
 ifneq ($(filter x86_64% i%86 amd64,$(shell $(CC) -dumpmachine 2>/dev/null)),)
 HARDEN_CFLAGS += -fcf-protection
 endif
-ifeq ($(findstring _FORTIFY_SOURCE,$(CPPFLAGS) $(CFLAGS)),)
+# (Not under the sanitizers: fortified calls would bypass ASan's checks.)
+ifeq ($(findstring _FORTIFY_SOURCE,$(CPPFLAGS) $(CFLAGS))$(filter 1,$(SANITIZE)),)
 ifneq ($(filter -O1 -O2 -O3 -Os -Og -Ofast -Oz,$(CFLAGS)),)
 HARDEN_CFLAGS += -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=3
 endif
@@ -99,11 +102,13 @@ SRC_DIRS = server cli lib
 vpath %.c $(SRC_DIRS)
 INCLUDES = -I. $(addprefix -I,$(SRC_DIRS))
 ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(INCLUDES) $(PKG_CFLAGS) \
-	-DLAB3_RELEASE='"$(VERSION)"' $(CPPFLAGS) $(CFLAGS) $(HARDEN_CFLAGS)
+	-DLAB3_RELEASE='"$(VERSION)"' $(CPPFLAGS) $(CFLAGS) $(HARDEN_CFLAGS) \
+	$(SANITIZE_CFLAGS)
 # A program's link: the compiler's flags too (-fsanitize, -flto and the
 # like need them there), then the objects, then the libraries.
-LINK = $(CC) $(CFLAGS) $(HARDEN_CFLAGS) $(LDFLAGS) $(HARDEN_LDFLAGS) -o $@ \
-	$(filter %.o,$^) $(LDLIBS) $(PKG_LIBS)
+LINK = $(CC) $(CFLAGS) $(HARDEN_CFLAGS) $(SANITIZE_CFLAGS) $(LDFLAGS) \
+	$(HARDEN_LDFLAGS) $(SANITIZE_LDFLAGS) -o $@ $(filter %.o,$^) $(LDLIBS) \
+	$(PKG_LIBS)
 
 PROGRAMS = sender receiver
 # Their man pages, built from man/*.1.in; `man -l build/man/lab3-sender.1`
@@ -122,7 +127,8 @@ all: $(PROGRAMS) $(MANPAGES)
 
 # Objects remember the flags they were built with, so that switching
 # SANITIZE or WERROR rebuilds everything.
-BUILD_FLAGS = $(CC) $(ALL_CFLAGS) $(LDFLAGS) $(HARDEN_LDFLAGS) $(LDLIBS)
+BUILD_FLAGS = $(CC) $(ALL_CFLAGS) $(LDFLAGS) $(HARDEN_LDFLAGS) \
+	$(SANITIZE_LDFLAGS) $(LDLIBS)
 build/.build-flags: FORCE
 	@mkdir -p $(@D)
 	@echo '$(BUILD_FLAGS)' | cmp -s - $@ || echo '$(BUILD_FLAGS)' > $@
@@ -310,7 +316,6 @@ MANDIR ?= $(DATADIR)/man
 MAN1DIR ?= $(MANDIR)/man1
 DOCDIR ?= $(DATADIR)/doc/lab3
 LUA_PLUGINDIR ?= $(LIBDIR)/wireshark/plugins
-INSTALLED = lab3-sender lab3-receiver
 DOCS = README.md NEWS.md LICENSE
 DOC_PAGES = $(wildcard docs/*.md docs/*.png)
 
@@ -344,27 +349,28 @@ SERVICE_SUBST = sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@CONFFILE@|$(CONFFILE)|g'
 # Install only: the programs and pages were built by `make` with the same
 # variables, so nothing is compiled here (tests/man.test checks that).
 install: $(PROGRAMS) $(MANPAGES)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MAN1DIR) \
-		$(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(LUA_PLUGINDIR)
-	install -m 0755 sender $(DESTDIR)$(BINDIR)/lab3-sender
-	install -m 0755 receiver $(DESTDIR)$(BINDIR)/lab3-receiver
-	install -m 0644 $(MANPAGES) $(DESTDIR)$(MAN1DIR)/
-	install -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/
-	install -m 0644 $(DOC_PAGES) $(DESTDIR)$(DOCDIR)/docs/
-	install -m 0644 scripts/lib/lab3.lua $(DESTDIR)$(LUA_PLUGINDIR)/
+	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MAN1DIR)" \
+		"$(DESTDIR)$(DOCDIR)/docs" "$(DESTDIR)$(LUA_PLUGINDIR)"
+	install -m 0755 sender "$(DESTDIR)$(BINDIR)/lab3-sender"
+	install -m 0755 receiver "$(DESTDIR)$(BINDIR)/lab3-receiver"
+	install -m 0644 $(MANPAGES) "$(DESTDIR)$(MAN1DIR)/"
+	install -m 0644 $(DOCS) "$(DESTDIR)$(DOCDIR)/"
+	install -m 0644 $(DOC_PAGES) "$(DESTDIR)$(DOCDIR)/docs/"
+	install -m 0644 scripts/lib/lab3.lua "$(DESTDIR)$(LUA_PLUGINDIR)/"
 ifeq ($(SERVICE),1)
-	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) \
-		$(DESTDIR)$(SYSCONFDIR)
+	install -d "$(DESTDIR)$(UNITDIR)" "$(DESTDIR)$(SYSUSERSDIR)" \
+		"$(DESTDIR)$(SYSCONFDIR)"
 	$(SERVICE_SUBST) scripts/service/lab3-receiver.service.in \
-		>$(DESTDIR)$(UNITDIR)/lab3-receiver.service
-	chmod 0644 $(DESTDIR)$(UNITDIR)/lab3-receiver.service
+		>"$(DESTDIR)$(UNITDIR)/lab3-receiver.service"
+	chmod 0644 "$(DESTDIR)$(UNITDIR)/lab3-receiver.service"
 	install -m 0644 scripts/service/lab3-receiver.sysusers \
-		$(DESTDIR)$(SYSUSERSDIR)/lab3-receiver.conf
-	test -e $(DESTDIR)$(CONFFILE) || { \
+		"$(DESTDIR)$(SYSUSERSDIR)/lab3-receiver.conf"
+	test -e "$(DESTDIR)$(CONFFILE)" || { \
 		$(SERVICE_SUBST) scripts/service/lab3-receiver.conf \
-			>$(DESTDIR)$(CONFFILE) && chmod 0644 $(DESTDIR)$(CONFFILE); }
+			>"$(DESTDIR)$(CONFFILE)" && \
+		chmod 0644 "$(DESTDIR)$(CONFFILE)"; }
 	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
-		systemd-sysusers $(SYSUSERSDIR)/lab3-receiver.conf && \
+		systemd-sysusers "$(SYSUSERSDIR)/lab3-receiver.conf" && \
 		systemctl daemon-reload; fi
 endif
 
@@ -372,17 +378,18 @@ endif
 # receiver, sender.1 and receiver.1.  uninstall removes those too, but
 # only where they are Lab 3's (the programs print "Lab 3" in --version,
 # the pages name it in their title line), and says which it removed.
-OLD_NAMES = $(BINDIR)/sender $(BINDIR)/receiver $(MAN1DIR)/sender.1 \
-	$(MAN1DIR)/receiver.1
-
+# (Every path is quoted: a DESTDIR with a space is one path.)
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(INSTALLED)) \
-		$(addprefix $(DESTDIR)$(MAN1DIR)/,$(notdir $(MANPAGES))) \
-		$(addprefix $(DESTDIR)$(DOCDIR)/,$(DOCS)) \
-		$(addprefix $(DESTDIR)$(DOCDIR)/,$(DOC_PAGES)) \
-		$(DESTDIR)$(LUA_PLUGINDIR)/lab3.lua
-	-rmdir $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null
-	@for old in $(addprefix $(DESTDIR),$(OLD_NAMES)); do \
+	rm -f "$(DESTDIR)$(BINDIR)/lab3-sender" \
+		"$(DESTDIR)$(BINDIR)/lab3-receiver" \
+		"$(DESTDIR)$(LUA_PLUGINDIR)/lab3.lua"
+	for f in $(notdir $(MANPAGES)); do \
+		rm -f "$(DESTDIR)$(MAN1DIR)/$$f" || exit 1; done
+	for f in $(DOCS) $(DOC_PAGES); do \
+		rm -f "$(DESTDIR)$(DOCDIR)/$$f" || exit 1; done
+	-rmdir "$(DESTDIR)$(DOCDIR)/docs" "$(DESTDIR)$(DOCDIR)" 2>/dev/null
+	@for old in "$(DESTDIR)$(BINDIR)/sender" "$(DESTDIR)$(BINDIR)/receiver" \
+		"$(DESTDIR)$(MAN1DIR)/sender.1" "$(DESTDIR)$(MAN1DIR)/receiver.1"; do \
 		[ -f "$$old" ] || continue; \
 		case $$old in \
 		*.1) head -n 20 "$$old" | grep -q '^\.TH .*"Lab 3' ;; \
@@ -394,8 +401,8 @@ uninstall:
 ifeq ($(SERVICE),1)
 	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
 		systemctl disable --now lab3-receiver.service || true; fi
-	rm -f $(DESTDIR)$(UNITDIR)/lab3-receiver.service \
-		$(DESTDIR)$(SYSUSERSDIR)/lab3-receiver.conf
+	rm -f "$(DESTDIR)$(UNITDIR)/lab3-receiver.service" \
+		"$(DESTDIR)$(SYSUSERSDIR)/lab3-receiver.conf"
 	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ]; then \
 		systemctl daemon-reload; fi
 endif
