@@ -142,7 +142,7 @@ run_sender -t 0 "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/small"
 expect_status 1 "$SENDER_STATUS" "-t 0"
 
 # --version and --help.
-release=$(sed -n 's/^#define LAB3_RELEASE "\(.*\)"$/\1/p' common.h)
+release=$(sed -n '1s/^lab3 (\([^)]*\)) .*/\1/p' debian/changelog)
 protocol=$(sed -n 's/^#define LAB3_VERSION \([0-9]*\).*/\1/p' protocol.h)
 run_sender --version
 expect_status 0 "$SENDER_STATUS" "sender --version"
@@ -248,7 +248,7 @@ expect_status 2 $? "a receiver as nobody with -b 16M"
 # read, each refused at once with one line and exit status 2 (the timeout
 # catches a receiver that would start serving instead).
 RX_RUN=()
-release=$(sed -n 's/^#define LAB3_RELEASE "\(.*\)"$/\1/p' common.h)
+release=$(sed -n '1s/^lab3 (\([^)]*\)) .*/\1/p' debian/changelog)
 protocol=$(sed -n 's/^#define LAB3_VERSION \([0-9]*\).*/\1/p' protocol.h)
 ./receiver --version >"$TEST_TMP/rx.out" 2>"$TEST_TMP/rx.err"
 expect_status 0 $? "receiver --version"
