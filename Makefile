@@ -256,7 +256,7 @@ test-long: deps
 # The slowest suites, not in CI: tests/slow/*.test (the grader graded on
 # eighteen senders, the Gradescope package, every hostile submission, the
 # kit's make check and demo, the pair on a second kernel series): about
-# 70 minutes.  Run it after changing scripts/grade, scripts/lib/,
+# 85 minutes.  Run it after changing scripts/grade, scripts/lib/,
 # scripts/handout/, tests/hostile/ or the bed's kernels.  Each may take
 # up to an hour: grader.test's eighteen gradings take about 42 minutes.
 test-slow: deps
