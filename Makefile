@@ -427,8 +427,10 @@ dist:
 		exit 1; }
 	@git diff --quiet HEAD -- || echo "make dist: uncommitted changes" \
 		"are not in the tarball: it packs HEAD" >&2
-	git archive --format=tar --prefix=lab3-$(VERSION)/ HEAD | \
-		gzip -n -9 >lab3-$(VERSION).tar.gz.tmp
+	git archive --format=tar --prefix=lab3-$(VERSION)/ \
+		-o lab3-$(VERSION).tar.tmp HEAD
+	gzip -n -9 <lab3-$(VERSION).tar.tmp >lab3-$(VERSION).tar.gz.tmp
+	rm -f lab3-$(VERSION).tar.tmp
 	mv lab3-$(VERSION).tar.gz.tmp lab3-$(VERSION).tar.gz
 	@echo "make dist: lab3-$(VERSION).tar.gz"
 
@@ -441,4 +443,4 @@ deb: deps
 clean:
 	rm -f $(PROGRAMS) $(TEST_PROGRAMS) $(VALGRIND_PROGRAMS)
 	rm -rf build tests/logs lab3-handout lab3-handout.tar.gz grade-results \
-		lab3-autograder.zip lab3-*.tar.gz lab3-*.tar.gz.tmp
+		lab3-autograder.zip lab3-*.tar.gz lab3-*.tar.gz.tmp lab3-*.tar.tmp
