@@ -157,10 +157,11 @@ sender: $(SENDER_OBJS)
 
 # The receiver: one session's steps (receiver.c), the class server that
 # runs many (server/server.c), what the steps ask of it
-# (server/session.c), what a session keeps (server/store.c), the command
-# line (cli/receiver_cli.c).
+# (server/session.c), what a session keeps (server/store.c), what each
+# address and ID may keep (server/quota.c), the command line
+# (cli/receiver_cli.c).
 RECEIVER_OBJS = build/receiver.o build/receiver_cli.o build/server.o \
-	build/session.o build/store.o $(CONN_OBJS) build/listener.o \
+	build/session.o build/store.o build/quota.o $(CONN_OBJS) build/listener.o \
 	build/json.o build/ledger.o build/roster.o build/args.o build/sizes.o \
 	build/secret.o
 receiver: $(RECEIVER_OBJS)

@@ -579,14 +579,15 @@ static struct window *chunk_window(struct session *s, uint64_t chunk)
 	return &s->windows[chunk % s->rx.nwindows];
 }
 
-/* setup_windows: with -o, make sure the file has room on disk; allocate
+/* setup_windows: make sure the file is within the class's limits (room
+ * on disk, the quotas, the ledger's share: admit_file()); allocate
  * the file's windows (the rules chose how many: no more than it has
  * chunks), start the hash and, with -o, the temporary file. */
 static int setup_windows(struct session *s)
 {
 	uint64_t size = window_bytes(s);
 
-	if (s->opt->out_dir != NULL && check_room(s) != 0)
+	if (admit_file(s) != 0)
 		return tell_error(s, LAB3_ERR_RESOURCES);
 
 	for (uint32_t i = 0; i < s->rx.nwindows && size > 0; i++) {

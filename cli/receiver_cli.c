@@ -44,7 +44,7 @@ static const char usage_text[] =
 "                [-c SESSIONS] [-w WINDOW_SIZE] [-n WINDOWS] [-b BUDGET]\n"
 "                [-k SECRET_FILE] [-t SECONDS] [-r ROSTER] [--keep-failed]\n"
 "                [--min-size MIN] [--store-max MAX] [--keep N]\n"
-"                [--address-max MAX] [--address-sessions N]\n"
+"                [--address-max MAX] [--id-max MAX] [--address-sessions N]\n"
 "       receiver [-k SECRET_FILE] --key-for ID\n"
 "       receiver --ledger-summary LEDGER [-r ROSTER] | --version | -h | --help\n"
 "\n"
@@ -53,6 +53,7 @@ static const char usage_text[] =
 "  -o DIR, --keep-failed  save each verified file into DIR (a failed one's\n"
 "                  bytes: DIR/.failed/), at most --store-max MAX in all, and\n"
 "                  of an ID's, the newest and --keep N earlier (default: all)\n"
+"                  within --id-max MAX bytes (default: (N + 1) x -m)\n"
 "  -m MAX_BYTES, --min-size MIN  refuse larger, smaller files (64G, 0)\n"
 "  --address-max MAX, --address-sessions N  what one address (or IPv6 /64)\n"
 "                  may hold: bytes kept and promised, sessions open\n"
@@ -74,15 +75,16 @@ static void usage(FILE *to)
 		DEFAULT_WINDOWS, DEFAULT_SECRET, LAB3_DEFAULT_TIMEOUT);
 }
 
-/* parse_byte_count: -m, --min-size ('M'), --store-max ('S') or
- * --address-max ('A') (OPT_CHAR) with ARG into OPT; -1 after saying what
- * is wrong. */
+/* parse_byte_count: -m, --min-size ('M'), --store-max ('S'),
+ * --address-max ('A') or --id-max ('I') (OPT_CHAR) with ARG into OPT; -1
+ * after saying what is wrong. */
 static int parse_byte_count(struct options *opt, int opt_char,
 			    const char *arg)
 {
 	uint64_t *to = opt_char == 'm' ? &opt->max_bytes :
 		       opt_char == 'M' ? &opt->min_bytes :
-		       opt_char == 'A' ? &opt->address_max : &opt->store_max;
+		       opt_char == 'A' ? &opt->address_max :
+		       opt_char == 'I' ? &opt->id_max : &opt->store_max;
 	size_t len = strlen(arg);
 	char number[8];
 
@@ -101,11 +103,13 @@ static int parse_byte_count(struct options *opt, int opt_char,
 	}
 	if (opt_char == 'A')
 		opt->address_pct = 0;
+	opt->id_max_given |= opt_char == 'I';
 	if (lab3_parse_size(arg, to) == 0)
 		return 0;
 	fprintf(stderr, "receiver: %s %s: not a byte count\n",
 		opt_char == 'm' ? "-m" : opt_char == 'M' ? "--min-size" :
-		opt_char == 'A' ? "--address-max" : "--store-max", arg);
+		opt_char == 'A' ? "--address-max" :
+		opt_char == 'I' ? "--id-max" : "--store-max", arg);
 	return -1;
 }
 
@@ -199,12 +203,13 @@ static int check_modes(const struct options *opt, int serving_options)
 		return -1;
 	}
 	if ((opt->keep_failed || opt->store_max != 0 || opt->keep >= 0 ||
-	     opt->address_max != 0 || opt->address_pct != 0) &&
-	    opt->out_dir == NULL) {
+	     opt->id_max_given || opt->address_max != 0 ||
+	     opt->address_pct != 0) && opt->out_dir == NULL) {
 		fprintf(stderr, "receiver: %s needs -o DIR\n",
 			opt->keep_failed ? "--keep-failed" :
 			opt->store_max != 0 ? "--store-max" :
-			opt->keep >= 0 ? "--keep" : "--address-max");
+			opt->keep >= 0 ? "--keep" :
+			opt->id_max_given ? "--id-max" : "--address-max");
 		return -1;
 	}
 	if (opt->min_bytes > opt->max_bytes) {
@@ -231,6 +236,7 @@ static int parse_args(struct options *opt, int argc, char **argv)
 		{ "address-max", required_argument, NULL, 'A' },
 		{ "address-sessions", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "id-max", required_argument, NULL, 'I' },
 		{ "keep", required_argument, NULL, 'E' },
 		{ "keep-failed", no_argument, NULL, 'F' },
 		{ "key-for", required_argument, NULL, 'K' },
@@ -244,7 +250,7 @@ static int parse_args(struct options *opt, int argc, char **argv)
 
 	while ((opt_char = getopt_long(argc, argv, "a:b:c:hk:l:m:n:o:p:r:t:vw:",
 				       longopts, NULL)) != -1) {
-		if (strchr("almnoptvwACEFMS", opt_char) != NULL)
+		if (strchr("almnoptvwACEFIMS", opt_char) != NULL)
 			serving_options = 1;
 		switch (opt_char) {
 		case 'a': opt->addr = optarg; break;
@@ -256,7 +262,7 @@ static int parse_args(struct options *opt, int argc, char **argv)
 		case 'L': opt->ledger_summary = optarg; break;
 		case 'v': opt->verbose = 1; break;
 		case 'F': opt->keep_failed = 1; break;
-		case 'm': case 'M': case 'S': case 'A':
+		case 'm': case 'M': case 'S': case 'A': case 'I':
 			if (parse_byte_count(opt, opt_char, optarg) != 0)
 				return -1;
 			break;

@@ -83,7 +83,7 @@ struct server {
 	struct lab3_listener listener;
 	struct window_budget budget;		/* -b */
 	struct store_use store;			/* -o, --store-max */
-	struct early_failures early;		/* -l: see record_early() */
+	struct ledger_sources sources;		/* -l: see record_end() */
 	struct session *sessions[2 * MAX_SESSIONS_MAX];	/* and closing */
 	int nsessions;
 	unsigned number;		/* sessions accepted so far */
@@ -101,9 +101,7 @@ static void finish_session(struct server *srv, struct session *s)
 	free_windows(s);
 	lab3_server_conn_destroy(&s->conn);
 	if (s->ledger_fd >= 0 && !s->recorded &&
-	    (s->has_file_info ? record_session(s, s->key_sent, err,
-					       sizeof(err)) :
-	     record_early(&srv->early, s, err, sizeof(err))) != 0)
+	    record_end(s, err, sizeof(err)) != 0)
 		fprintf(stderr, "receiver: session %u: %s\n", s->number, err);
 	print_summary(s);
 	for (i = 0; srv->sessions[i] != s; i++)
@@ -294,6 +292,7 @@ static void new_session(struct server *srv, struct rdma_cm_id *id)
 		.opt = srv->opt,
 		.budget = &srv->budget,
 		.store = &srv->store,
+		.sources = &srv->sources,
 		.secret = srv->secret,
 		.roster = srv->roster,
 		.number = ++srv->number,
@@ -638,21 +637,25 @@ static void take_pending_signals(void)
 }
 
 /* reload_roster: SIGHUP: read the roster again (without -r, say that
- * there is nothing to read).  Sessions go on; the
- * next ID checked meets the new roster.  One that cannot be read is
- * refused, with one line, and the old one stays in force. */
+ * there is nothing to read).  Sessions go on; the next ID checked meets
+ * the new roster.  One that cannot be read, or with which the quotas do
+ * not add up (quotas_add_up()), is refused, with one line, and the old
+ * one stays in force. */
 static void reload_roster(struct server *srv)
 {
 	struct lab3_roster fresh;
 	char err[LAB3_ERR_LEN];
 
 	if (srv->opt->roster == NULL) {
-		fprintf(stderr, "receiver: SIGHUP: nothing to read again (no "
-			"-r ROSTER); serving on\n");
+		fprintf(stderr, "receiver: SIGHUP: no roster (-r ROSTER) to "
+			"read again; serving on\n");
 		return;
 	}
 	if (lab3_roster_load(srv->opt->roster, &fresh, err,
-			     sizeof(err)) != 0) {
+			     sizeof(err)) != 0 ||
+	    (srv->opt->out_dir != NULL &&
+	     quotas_add_up(srv->opt, fresh.n, err, sizeof(err)) != 0)) {
+		lab3_roster_free(&fresh);	/* (empty, if not read) */
 		fprintf(stderr, "receiver: SIGHUP: %s; the roster of %zu IDs "
 			"stays\n", err, srv->roster->n);
 		return;
@@ -661,6 +664,37 @@ static void reload_roster(struct server *srv)
 	*srv->roster = fresh;
 	fprintf(stderr, "receiver: SIGHUP: roster %s read again: %zu IDs\n",
 		srv->opt->roster, srv->roster->n);
+}
+
+/* recount_store: SIGHUP: with -o, add up its files again and forget
+ * those that are gone: files the instructor removed give their room and
+ * quota back here, and only here (a refusal never walks the disk). */
+static void recount_store(struct server *srv)
+{
+	const struct options *opt = srv->opt;
+	uint64_t used;
+
+	if (opt->out_dir == NULL)
+		return;
+	if (opt->store_max != 0 && count_used(opt->out_dir, &used) == 0)
+		srv->store.used = used;
+	if (recount_kept(&srv->store, opt, 1) != 0)
+		fprintf(stderr, "receiver: SIGHUP: out of memory: some kept "
+			"files count against no address\n");
+	fprintf(stderr, "receiver: SIGHUP: -o %s counted again: %zu files "
+		"kept%s\n", opt->out_dir, srv->store.nkept,
+		quotas_on(opt) ? "" : " (no quotas)");
+}
+
+/* sum_up: -l: sum up in the ledger the sessions that were counted, not
+ * recorded, an interval ago (record_summaries()). */
+static void sum_up(struct server *srv)
+{
+	char err[LAB3_ERR_LEN];
+
+	if (record_summaries(&srv->sources, srv->ledger_fd, 0, err,
+			     sizeof(err)) != 0)
+		fprintf(stderr, "receiver: %s\n", err);
 }
 
 /* serve_loop: serve until a stop signal or a failed listener: wait for
@@ -682,7 +716,10 @@ static int serve_loop(struct server *srv, const sigset_t *wait_mask)
 		if (reload_requested) {
 			reload_requested = 0;
 			reload_roster(srv);
+			recount_store(srv);
 		}
+		if (srv->ledger_fd >= 0)
+			sum_up(srv);
 		if (stop_requested) {
 			stop_requested = 0;	/* to see a second one */
 			if (srv->stopping)
@@ -768,12 +805,16 @@ static void install_signal_handlers(sigset_t *orig)
 }
 
 /* setup_store: what -o holds when serving starts: its files' bytes for
- * --store-max, --address-max's share in bytes, and which address saved
- * which file (--address-max, --keep).  0, or -1 after saying why. */
-static int setup_store(struct store_use *store, struct options *opt)
+ * --store-max, --address-max's share in bytes, whether the quotas add up
+ * (with ROSTER), and which address and ID saved which file.  0, or -1
+ * after saying why. */
+static int setup_store(struct store_use *store, struct options *opt,
+		       const struct lab3_roster *roster)
 {
 	char why[LAB3_ERR_LEN];
 
+	if (opt->out_dir == NULL)
+		return 0;
 	if (opt->store_max != 0 &&
 	    count_used(opt->out_dir, &store->used) != 0) {
 		fprintf(stderr, "receiver: -o %s: cannot add up its files for "
@@ -785,23 +826,30 @@ static int setup_store(struct store_use *store, struct options *opt)
 			"--store-max %llu\n", opt->out_dir,
 			(unsigned long long)store->used,
 			(unsigned long long)opt->store_max);
-	if (address_share(opt, why, sizeof(why)) != 0) {
-		fprintf(stderr, "receiver: %s\n", why);
+	id_max_default(opt);
+	if (address_share(opt, why, sizeof(why)) != 0 ||
+	    quotas_add_up(opt, roster != NULL ? roster->n : 0, why,
+			  sizeof(why)) != 0) {
+		fprintf(stderr, "receiver: the quotas do not add up: %s\n",
+			why);
 		return -1;
 	}
-	if (opt->address_pct != 0 && opt->verbose)
-		fprintf(stderr, "receiver: --address-max %d%%: %llu bytes\n",
-			opt->address_pct,
-			(unsigned long long)opt->address_max);
+	if (quotas_on(opt) && opt->verbose)
+		fprintf(stderr, "receiver: quotas: --address-max %llu, "
+			"--id-max %llu (0: none)\n",
+			(unsigned long long)opt->address_max,
+			(unsigned long long)opt->id_max);
+	store->roster = roster;
 	if (load_kept(store, opt, why, sizeof(why)) != 0) {
-		fprintf(stderr, "receiver: --address-max, --keep: %s\n", why);
+		fprintf(stderr, "receiver: quotas: %s\n", why);
 		free_kept(store);
 		return -1;
 	}
-	if ((opt->address_max != 0 || opt->keep >= 0) && opt->ledger == NULL)
-		fprintf(stderr, "receiver: warning: --address-max and --keep "
-			"without -l: a restart forgets which address saved "
-			"which file (the earlier files count for none)\n");
+	if (quotas_on(opt) && opt->ledger == NULL)
+		fprintf(stderr, "receiver: warning: --address-max, --id-max "
+			"and --keep without -l: a restart forgets which address "
+			"and ID saved which file (the earlier files count for "
+			"none)\n");
 	return 0;
 }
 
@@ -818,7 +866,8 @@ int serve(struct options *opt, const uint8_t *secret, int ledger_fd,
 		.budget = { .bytes = opt->budget },
 	};
 	struct lab3_listener *listener = &srv.listener;
-	char port[8], where[LAB3_ERR_LEN];
+	static char port[8];	/* opt->port's, past serve() */
+	char where[LAB3_ERR_LEN];
 	sigset_t wait_mask;
 	uint16_t bound_port;
 	int status;
@@ -831,7 +880,7 @@ int serve(struct options *opt, const uint8_t *secret, int ledger_fd,
 		snprintf(port, sizeof(port), "%d", LAB3_DEFAULT_PORT);
 		opt->port = port;
 	}
-	if (setup_store(&srv.store, opt) != 0)
+	if (setup_store(&srv.store, opt, roster) != 0)
 		return LAB3_EXIT_LOCAL;
 	install_signal_handlers(&wait_mask);
 	listener->wait_sigmask = &wait_mask;
@@ -848,8 +897,8 @@ int serve(struct options *opt, const uint8_t *secret, int ledger_fd,
 	status = serve_loop(&srv, &wait_mask);
 	lab3_listener_destroy(listener);
 	free_kept(&srv.store);
-	if (ledger_fd >= 0 &&
-	    record_early_end(&srv.early, ledger_fd, where, sizeof(where)) != 0)
+	if (ledger_fd >= 0 && record_summaries(&srv.sources, ledger_fd, 1,
+					       where, sizeof(where)) != 0)
 		fprintf(stderr, "receiver: %s\n", where);
 	return status;
 }

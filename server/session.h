@@ -59,6 +59,8 @@ struct options {
 	uint64_t store_max;		/* --store-max; 0: no limit */
 	int keep;			/* --keep; -1: every file */
 	uint64_t address_max;		/* --address-max; 0: no limit */
+	uint64_t id_max;		/* --id-max; 0: no limit */
+	int id_max_given;
 	int address_pct;		/* --address-max N%: of --store-max,
 					 * or of -o's disk (serve()) */
 	int address_sessions;		/* --address-sessions; 0: none */
@@ -92,42 +94,73 @@ struct window_budget {
 /* What the files of all sessions take of the -o directory (store.c):
  * the bytes there, and the bytes that sessions in progress announced and
  * have yet to write.  Both count against --store-max, and the second
- * against the free space too. */
+ * against the free space too.  And the files kept, whose and in which
+ * order, for the quotas (quota.c). */
 struct store_use {
 	uint64_t used;
 	uint64_t pending;
-	/* --address-max: the files saved, each with the source it came
-	 * from (the ledger's records at start, then this run's). */
-	struct kept_file *kept;
-	size_t nkept;
+	struct kept_file *kept;		/* the ledger's at start, then */
+	size_t nkept;			/* this run's */
 	size_t kept_cap;
+	unsigned long long seq;		/* the last kept_file's */
+	struct source_total *totals;	/* each address's, --address-max */
+	size_t ntotals;
+	size_t totals_cap;
+	const struct lab3_roster *roster;	/* -r, or NULL */
 	struct session *const *sessions;	/* all of the server's, to */
 	const int *nsessions;			/* add up their promises */
 };
 
-/* A file saved under -o, and where from: --address-max counts it. */
+#define KEPT_MIN_CHARGE (64u << 10)	/* a kept file counts at least this
+					 * (quota.c charge()) */
+
+/* A file saved under -o: whose, from where, and when (seq: higher is
+ * newer). */
 struct kept_file {
 	char source[LAB3_SOURCE_LEN];		/* peer_source() */
+	char id[LAB3_ID_MAX + 1];
 	char saved_as[3 * LAB3_ID_MAX + LAB3_NAME_MAX + 8];
+	uint64_t bytes;
+	unsigned long long seq;
+	int counted;			/* against its source's total (not
+					 * a roster ID's) */
+};
+
+/* What one address's kept files count against its --address-max. */
+struct source_total {
+	char source[LAB3_SOURCE_LEN];
 	uint64_t bytes;
 };
 
-/* Sessions that failed before FILE_INFO, by source, for the ledger
- * (store.c record_early()): one record per source per EARLY_INTERVAL_S,
- * the others counted into it, so that a flood of connections that fail
- * at once cannot fill the ledger's disk. */
-#define EARLY_INTERVAL_S 60
-#define EARLY_SOURCES 256
-struct early_source {
+/* What the ledger takes from each source (store.c record_end()), so that
+ * no source can fill its disk:
+ *   - a session that ends without a verdict (whatever stage it reached:
+ *     a refused FILE_INFO too) has a record of its own if its source has
+ *     had no such record for UNVERDICTED_INTERVAL_S; the others are
+ *     counted, and summed up in one record at the end of the interval:
+ *     at most one record, and one fsync, per source per interval;
+ *   - a source has at most SOURCE_RECORDS_PER_HOUR records of its own an
+ *     hour: past them, a session without a key is summed up too, and a
+ *     new file is refused at FILE_INFO (admit_file()), saying when the
+ *     ledger takes it again;
+ *   - a record without a key leaves LEDGER_RESERVE bytes free on the
+ *     ledger's disk for those with one (else it is summed up too). */
+#define UNVERDICTED_INTERVAL_S 60
+#define SOURCE_RECORDS_PER_HOUR 1200
+#define LEDGER_SOURCES 256
+struct ledger_source {
 	char source[LAB3_SOURCE_LEN];
-	long long recorded;		/* lab3_now_ms() of its last record;
-					 * 0: none */
-	unsigned unrecorded;		/* failures since, not recorded */
-	time_t since;			/* the first of them (for the text) */
+	long long recorded;		/* lab3_now_ms() of its last record
+					 * without a verdict; 0: none */
+	unsigned unrecorded;		/* sessions not recorded one by one */
+	long long first_ms;		/* lab3_now_ms() of the first */
+	time_t since;			/* and its time (for the text) */
 	char last_error[LAB3_ERR_LEN];	/* the last one's reason */
+	long long hour_start;		/* lab3_now_ms(): its hour began */
+	unsigned hour_records;		/* records of its own in that hour */
 };
-struct early_failures {
-	struct early_source sources[EARLY_SOURCES];
+struct ledger_sources {
+	struct ledger_source sources[LEDGER_SOURCES];
 	int n;
 };
 
@@ -159,6 +192,7 @@ struct session {
 	const struct options *opt;
 	struct window_budget *budget;		/* the receiver's */
 	struct store_use *store;		/* the receiver's */
+	struct ledger_sources *sources;		/* the receiver's (-l) */
 	const uint8_t *secret;
 	const struct lab3_roster *roster;	/* -r, or NULL: any ID */
 	struct lab3_conn conn;
@@ -236,13 +270,28 @@ enum {
 int run_session(struct session *s);		/* the next steps */
 void free_windows(struct session *s);
 
-/* store.c: the file it saves (-o) and its ledger record (-l). */
-int count_used(const char *dir, uint64_t *bytes);
-int address_share(struct options *opt, char *err, size_t err_len);
+/* quota.c: what each address and ID may keep under -o. */
+int quotas_on(const struct options *opt);
+uint64_t charge(uint64_t bytes);
+int add_kept(struct store_use *use, const char *source, const char *id,
+	     const char *saved_as, uint64_t bytes);
+void forget_kept(struct store_use *use, const char *saved_as);
+void free_kept(struct store_use *use);
 int load_kept(struct store_use *use, const struct options *opt, char *err,
 	      size_t err_len);
-void free_kept(struct store_use *use);
-int check_room(struct session *s);
+int recount_kept(struct store_use *use, const struct options *opt,
+		 int look);
+int check_address(struct session *s);
+size_t drops_for(const struct store_use *use, const struct options *opt,
+		 const char *id, const char *source, struct kept_file **drops);
+int address_share(struct options *opt, char *err, size_t err_len);
+void id_max_default(struct options *opt);
+int quotas_add_up(const struct options *opt, size_t roster_n, char *err,
+		  size_t err_len);
+
+/* store.c: the file it saves (-o) and its ledger record (-l). */
+int count_used(const char *dir, uint64_t *bytes);
+int admit_file(struct session *s);
 int append_to_file(struct session *s, const uint8_t *buf, uint64_t len);
 int open_tmp_file(struct session *s);
 int sync_file(struct session *s);
@@ -250,10 +299,9 @@ int keep_file(struct session *s);
 void drop_tmp_file(struct session *s);
 int record_session(struct session *s, int key_sent, char *err,
 		   size_t err_len);
-int record_early(struct early_failures *ef, struct session *s, char *err,
-		 size_t err_len);
-int record_early_end(struct early_failures *ef, int ledger_fd, char *err,
-		     size_t err_len);
+int record_end(struct session *s, char *err, size_t err_len);
+int record_summaries(struct ledger_sources *ls, int ledger_fd, int all,
+		     char *err, size_t err_len);
 
 /* session.c: what a session's steps ask of the server that runs them: a
  * step that waits (STEP_WAIT, and when it runs out), the rate floor, and
