@@ -348,14 +348,25 @@ endif
 CONFFILE = $(SYSCONFDIR)/lab3-receiver.conf
 SERVICE_SUBST = sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@CONFFILE@|$(CONFFILE)|g'
 
+# The programs `make install` puts in: both, but with SERVICE=1 (a class
+# host) the receiver alone: a reference sender on the class's host would
+# get any student a key (docs/instructor.md, "What a key proves").  A
+# distribution's build, which splits them into two packages, names both.
+ifeq ($(SERVICE),1)
+INSTALL_PROGRAMS ?= receiver
+else
+INSTALL_PROGRAMS ?= sender receiver
+endif
+
 # Install only: the programs and pages were built by `make` with the same
 # variables, so nothing is compiled here (tests/man.test checks that).
 install: $(PROGRAMS) $(MANPAGES)
 	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(MAN1DIR)" \
 		"$(DESTDIR)$(DOCDIR)/docs" "$(DESTDIR)$(LUA_PLUGINDIR)"
-	install -m 0755 sender "$(DESTDIR)$(BINDIR)/lab3-sender"
-	install -m 0755 receiver "$(DESTDIR)$(BINDIR)/lab3-receiver"
-	install -m 0644 $(MANPAGES) "$(DESTDIR)$(MAN1DIR)/"
+	for p in $(INSTALL_PROGRAMS); do \
+		install -m 0755 $$p "$(DESTDIR)$(BINDIR)/lab3-$$p" && \
+		install -m 0644 build/man/lab3-$$p.1 "$(DESTDIR)$(MAN1DIR)/" || \
+		exit 1; done
 	install -m 0644 $(DOCS) "$(DESTDIR)$(DOCDIR)/"
 	install -m 0644 $(DOC_PAGES) "$(DESTDIR)$(DOCDIR)/docs/"
 	install -m 0644 scripts/lib/lab3.lua "$(DESTDIR)$(LUA_PLUGINDIR)/"
