@@ -23,8 +23,9 @@
  *    "error":null,"saved_as":"student42/report.pdf"}
  *
  * (on one line; the record that sums up an address's sessions that
- * failed before FILE_INFO has the address, or its IPv6 /64, as its peer,
- * without a port), then, when --keep removed earlier files of the ID to
+ * ended without a key has the address, or its IPv6 /64, as its peer,
+ * without a port), then, when --keep or --id-max removed earlier files
+ * of the ID to
  * make way for this one, ,"dropped":["student42/report.pdf",...] before
  * the closing brace.  id, file, bytes, sha256, verdict, error and
  * saved_as may be null.  saved_as is where, under -o, the file was saved

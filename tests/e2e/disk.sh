@@ -3,7 +3,7 @@
 # holds -o and -l): four senders of 5 MiB one after the other; each gets
 # its key, or an ERROR (exit 4) that names the lack of room; the
 # receiver keeps 1 MiB free for the ledger, which records all four
-# attempts; two good transfers under one ID and name keep both files,
+# attempts (the second refusal summed up at the end); two good transfers under one ID and name keep both files,
 # and the ledger names each.
 . tests/e2e/lib.sh
 
@@ -36,8 +36,10 @@ echo "$keys keys, $refused refused for room"
 cmp "$TEST_TMP/five" "$disk/out/student/five" &&
 	cmp "$TEST_TMP/five" "$disk/out/student/five.2" ||
 	fail "the two files saved under one ID and name are not both kept"
-[ "$(wc -l <"$disk/ledger")" -eq 4 ] ||
-	fail "the ledger has $(wc -l <"$disk/ledger") records, expected 4"
+# The two refusals (no verdict, one address, within a minute): the first
+# has a record, the second is summed up when the receiver stops.
+[ "$(wc -l <"$disk/ledger")" -eq 3 ] ||
+	fail "the ledger has $(wc -l <"$disk/ledger") records, expected 3"
 # The ledger says which name each saved file got.
 saved=$(grep -o '"key_sent":true,"error":null,"saved_as":"[^"]*"}$' \
 	"$disk/ledger" | sed 's/.*"saved_as":"//; s/"}$//' | tr '\n' ' ')
@@ -45,11 +47,21 @@ saved=$(grep -o '"key_sent":true,"error":null,"saved_as":"[^"]*"}$' \
 	fail "the ledger names the saved files '$saved', expected student/five and student/five.2"
 stop_receiver
 expect_status 0 "$RX_STATUS" "the receiver after SIGTERM"
+# expect_summed_up LEDGER N WHAT: LEDGER's last record (its fourth) sums
+# up N sessions from the bed's address that ended without a key.
+expect_summed_up() {
+	[ "$(wc -l <"$1")" -eq 4 ] &&
+		tail -n 1 "$1" | grep -q "\"peer\":\"$RXE_ADDR\",.*\"error\":\"$2 sessions\\? from this address ended without a key since .* (recorded together); the last: no room to save" ||
+		fail "$3: the ledger's last of $(wc -l <"$1") records does not sum up $2 refusal: $(tail -n 1 "$1")"
+}
+expect_summed_up "$disk/ledger" 1 "the full disk"
 
 # --store-max 12M over a directory that holds 4 MiB already (counted at
 # start): a file of 5 MiB fits, a second does not (RESOURCES, exit 4,
-# naming the limit); once the 4 MiB are removed, a third fits; the
-# ledger records all three.
+# naming the limit); once the 4 MiB are removed, a third is refused too
+# until a SIGHUP counts them again, then fits; the ledger records the
+# first refusal and the two keys, and sums up the second refusal at the
+# end.
 mkdir -p "$TEST_TMP/capped/earlier"
 make_file "$TEST_TMP/capped/earlier/old" $((4 << 20))
 start_receiver -o "$TEST_TMP/capped" --store-max 12M -l "$TEST_TMP/ledger2" \
@@ -59,12 +71,22 @@ expect_status 0 "$SENDER_STATUS" "the first 5 MiB under --store-max 12M ($SENDER
 run_sender -i capped "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/five"
 expect_sender_fails 4 "refused: no room to save a file of 5242880 bytes: 9437184 of the receiver's --store-max 12582912 are taken$" \
 	"the second 5 MiB under --store-max 12M"
-# The instructor removes the 4 MiB that were there: the receiver adds up
-# the directory again before it refuses, and the file fits.
+# The instructor removes the 4 MiB that were there: a refusal never
+# walks the disk (still refused), a SIGHUP (systemctl reload) counts the
+# directory again, and the file fits.
 rm -r "$TEST_TMP/capped/earlier"
 run_sender -i capped "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/five"
+expect_sender_fails 4 "refused: no room to save a file of 5242880 bytes: 9437184 of the receiver's --store-max 12582912 are taken$" \
+	"5 MiB under --store-max 12M once 4 MiB were removed, before a reload"
+kill -HUP "$RX_PID"
+expect_stderr_line "^receiver: SIGHUP: -o $TEST_TMP/capped counted again: 0 files kept \(no quotas\)$" \
+	"the SIGHUP after the 4 MiB were removed"
+run_sender -i capped "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/five"
 expect_status 0 "$SENDER_STATUS" "5 MiB under --store-max 12M once 4 MiB were removed ($SENDER_ERR)"
+# The two refusals (no verdict) from one address within a minute: the
+# first has its record, the second is summed up when the receiver stops.
 [ "$(wc -l <"$TEST_TMP/ledger2")" -eq 3 ] ||
 	fail "--store-max: the ledger has $(wc -l <"$TEST_TMP/ledger2") records, expected 3"
 stop_receiver
 expect_status 0 "$RX_STATUS" "the receiver with --store-max after SIGTERM"
+expect_summed_up "$TEST_TMP/ledger2" 1 "--store-max"

@@ -78,6 +78,17 @@ expect_saved_only() {
 		fail "files in $dir: '$(echo $got)', expected '$(echo $want)'"
 }
 
+# expect_stderr_line PATTERN WHAT: within 10 s, a line of the receiver's
+# stderr matches PATTERN.
+expect_stderr_line() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		grep -Eq "$1" "$RX_DIR/stderr" && return 0
+		sleep 0.05
+	done
+	fail "$2: no line matching '$1' on the receiver's stderr in 10 s"
+}
+
 # expect_summary PATTERN WHAT: the receiver's next summary line is for the
 # next session (counted in SESSION) and matches the regex PATTERN; the
 # line is left in SUMMARY.

@@ -27,17 +27,6 @@ send() {
 	run_sender -i "$1" "$RXE_ADDR" "$RX_PORT" "$2"
 }
 
-# expect_stderr_line PATTERN WHAT: within 10 s, a line of the receiver's
-# stderr matches PATTERN.
-expect_stderr_line() {
-	local i
-	for ((i = 0; i < 200; i++)); do
-		grep -Eq "$1" "$RX_DIR/stderr" && return 0
-		sleep 0.05
-	done
-	fail "$2: no line matching '$1' on the receiver's stderr in 10 s"
-}
-
 send alice "$TEST_TMP/small.bin"
 expect_status 0 "$SENDER_STATUS" "alice, on the roster ($SENDER_ERR)"
 expect_summary "id alice, .*verdict good, key sent" "alice, on the roster"
@@ -103,11 +92,11 @@ for i in "${!want[@]}"; do
 done
 
 # Without -r, SIGHUP (`systemctl reload`) stops nothing: one line says
-# there is nothing to read again, and the receiver serves on.
+# there is no roster to read again, and the receiver serves on.
 start_receiver -k "$TEST_TMP/secret" || fail "no receiver without -r"
 SESSION=0
 kill -HUP "$RX_PID"
-expect_stderr_line "^receiver: SIGHUP: nothing to read again \(no -r ROSTER\); serving on$" \
+expect_stderr_line "^receiver: SIGHUP: no roster \(-r ROSTER\) to read again; serving on$" \
 	"SIGHUP without -r"
 send after-hup "$TEST_TMP/small.bin"
 expect_status 0 "$SENDER_STATUS" "a sender after SIGHUP without -r ($SENDER_ERR)"
