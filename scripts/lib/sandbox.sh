@@ -45,8 +45,9 @@
 # every run has the same uid (a fresh user namespace would not help
 # where a session keyring is inherited), so a seccomp filter
 # (sandbox_seccomp) fails add_key, request_key and keyctl with ENOSYS,
-# and kills a process that calls the kernel through another ABI (i386's
-# int 0x80, x32) whose numbers the filter does not know.
+# refuses every way to a user namespace of its own, and kills a process
+# that calls the kernel through another ABI (i386's int 0x80, x32) whose
+# numbers the filter does not know.
 #
 # Locked memory: -l sets it for one run (default SANDBOX_MEMLOCK); the
 # grader gives each check what its receiver's windows need.
@@ -225,31 +226,49 @@ sandbox_system_binds() {
 }
 
 # sandbox_seccomp: the classic BPF program that bwrap's --seccomp takes,
-# on stdout: the keyring calls (add_key, request_key, keyctl) fail with
-# ENOSYS, every other call of this machine's own ABI goes through, and a
-# call through another ABI (x32's numbers, i386's int 0x80) kills the
-# process.  Each instruction is struct sock_filter { u16 code; u8 jt, jf;
-# u32 k; } in this machine's (little-endian) byte order; jt and jf count
-# the instructions skipped.  Fails, printing nothing, on a machine whose
+# on stdout:
+#   - the keyring calls (add_key, request_key, keyctl) fail with ENOSYS;
+#   - no user namespace: clone() and unshare() with CLONE_NEWUSER, and
+#     setns(), fail with EPERM, and clone3() (whose flags sit in memory
+#     a filter cannot read) with ENOSYS, so that the C library falls back
+#     to clone() (a user namespace's capabilities would open the kernel's
+#     code for every other namespace to the submission);
+#   - every other call of this machine's own ABI goes through, and a call
+#     through another ABI (x32's numbers, i386's int 0x80) kills the
+#     process.
+# Each instruction is struct sock_filter { u16 code; u8 jt, jf; u32 k; }
+# in this machine's (little-endian) byte order; jt and jf count the
+# instructions skipped.  Fails, printing nothing, on a machine whose
 # numbers it does not know.
 sandbox_seccomp() {
-	local arch add_key request_key keyctl
+	local arch add_key request_key keyctl clone unshare setns clone3=435
 	case $HOSTTYPE in
-	x86_64) arch=0xc000003e add_key=248 request_key=249 keyctl=250 ;;
-	aarch64) arch=0xc00000b7 add_key=217 request_key=218 keyctl=219 ;;
+	x86_64) arch=0xc000003e add_key=248 request_key=249 keyctl=250
+		clone=56 unshare=272 setns=308 ;;
+	aarch64) arch=0xc00000b7 add_key=217 request_key=218 keyctl=219
+		clone=220 unshare=97 setns=268 ;;
 	*) return 1 ;;
 	esac
-	local ld=0x20 jeq=0x15 jge=0x35 ret=0x06	# BPF_LD|W|ABS, JMP|JEQ|K ...
+	local ld=0x20 jeq=0x15 jge=0x35 jset=0x45 ret=0x06	# BPF_LD|W|ABS, ...
+	local newuser=0x10000000				# CLONE_NEWUSER
 	sandbox_bpf $ld 0 0 4			# 0: A = seccomp_data.arch
-	sandbox_bpf $jeq 0 7 $arch		# 1: another ABI: to 9
+	sandbox_bpf $jeq 0 15 $arch		# 1: another ABI: to 17
 	sandbox_bpf $ld 0 0 0			# 2: A = seccomp_data.nr
-	sandbox_bpf $jge 5 0 0x40000000		# 3: x32's numbers: to 9
-	sandbox_bpf $jeq 3 0 $add_key		# 4: to 8
-	sandbox_bpf $jeq 2 0 $request_key	# 5: to 8
-	sandbox_bpf $jeq 1 0 $keyctl		# 6: to 8
-	sandbox_bpf $ret 0 0 0x7fff0000		# 7: SECCOMP_RET_ALLOW
-	sandbox_bpf $ret 0 0 $((0x50000 | 38))	# 8: SECCOMP_RET_ERRNO, ENOSYS
-	sandbox_bpf $ret 0 0 0x80000000		# 9: SECCOMP_RET_KILL_PROCESS
+	sandbox_bpf $jge 13 0 0x40000000	# 3: x32's numbers: to 17
+	sandbox_bpf $jeq 11 0 $add_key		# 4: to 16
+	sandbox_bpf $jeq 10 0 $request_key	# 5: to 16
+	sandbox_bpf $jeq 9 0 $keyctl		# 6: to 16
+	sandbox_bpf $jeq 8 0 $clone3		# 7: to 16
+	sandbox_bpf $jeq 6 0 $setns		# 8: to 15
+	sandbox_bpf $jeq 2 0 $unshare		# 9: to 12
+	sandbox_bpf $jeq 1 0 $clone		# 10: to 12
+	sandbox_bpf $ret 0 0 0x7fff0000		# 11: SECCOMP_RET_ALLOW
+	sandbox_bpf $ld 0 0 16			# 12: A = args[0]'s low word: flags
+	sandbox_bpf $jset 1 0 $newuser		# 13: CLONE_NEWUSER: to 15
+	sandbox_bpf $ret 0 0 0x7fff0000		# 14: SECCOMP_RET_ALLOW
+	sandbox_bpf $ret 0 0 $((0x50000 | 1))	# 15: SECCOMP_RET_ERRNO, EPERM
+	sandbox_bpf $ret 0 0 $((0x50000 | 38))	# 16: SECCOMP_RET_ERRNO, ENOSYS
+	sandbox_bpf $ret 0 0 0x80000000		# 17: SECCOMP_RET_KILL_PROCESS
 }
 
 # sandbox_bpf CODE JT JF K: one BPF instruction, its 8 bytes.  (Built-ins
