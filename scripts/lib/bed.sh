@@ -30,6 +30,13 @@
 #   RXE_KERNEL_DIR  a kernel and initramfs prepared already (vmlinuz and
 #                   initramfs-PROVIDER-*.cpio, as the Gradescope
 #                   autograder carries them): used as they are, no apt
+#   RXE_VIEW        the grader's view (scripts/grade sets it): the VMs
+#                   see not the host's /, but its /usr, a copy of the few
+#                   files of /etc that the programs read (BED_VIEW_ETC),
+#                   and the directories this colon-separated list names
+#                   (absolute paths), each read-only: no home, no
+#                   /etc/shadow, no secret of the host's, whatever a
+#                   submission that reaches root in the VM tries
 
 BED_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 BED_CACHE=${RXE_BED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdma-lab3-bed}
@@ -351,6 +358,56 @@ bed_write_cmd() {
 	echo "$PWD" >"$run/share/$name.dir"
 }
 
+# What of the host's /etc a VM of RXE_VIEW sees, copied: the users' names
+# (not their passwords), the loader's, libibverbs' and the compiler's
+# (alternatives) configuration, name resolution for a numeric address,
+# iproute2's and OpenSSL's.
+BED_VIEW_ETC="passwd group hosts host.conf nsswitch.conf gai.conf localtime
+	ld.so.cache ld.so.conf ld.so.conf.d libibverbs.d rdma alternatives
+	iproute2 ssl/openssl.cnf mtab os-release debian_version protocols
+	services shells"
+
+# bed_view RUN NAME: with RXE_VIEW, the QEMU arguments (BED_VIEW_ARGS) and
+# kernel parameter (BED_VIEW_PARAM) of NAME's view, its list of
+# directories in RUN/share/NAME.view and the copy of /etc in RUN/etc;
+# without, the host's root (BED_VIEW_ARGS) and nothing more.
+bed_view() {
+	local run=$1 name=$2 dir n=0 f dirs
+	local opts=security_model=none,readonly=on,multidevs=remap
+	BED_VIEW_PARAM=
+	if [ -z "${RXE_VIEW:-}" ]; then
+		BED_VIEW_ARGS=(-virtfs "local,path=/,mount_tag=hostroot,$opts")
+		return
+	fi
+	[ "$(readlink /bin)" = usr/bin ] ||
+		bed_die "RXE_VIEW needs a merged /usr (/bin a link to usr/bin)"
+	if [ ! -d "$run/etc" ]; then
+		mkdir "$run/etc" "$run/etc/ssl" || bed_die "cannot make $run/etc"
+		for f in $BED_VIEW_ETC; do
+			[ -e "/etc/$f" ] || [ -L "/etc/$f" ] || continue
+			cp -a "/etc/$f" "$run/etc/$f" ||
+				bed_die "cannot copy /etc/$f for the view"
+		done
+	fi
+	BED_VIEW_ARGS=(-virtfs "local,path=/usr,mount_tag=viewusr,$opts"
+		-virtfs "local,path=$run/etc,mount_tag=viewetc,$opts")
+	: >"$run/share/$name.view"
+	IFS=: read -ra dirs <<<"$RXE_VIEW"
+	for dir in "${dirs[@]}"; do
+		case $dir in
+		/*) [ -d "$dir" ] || bed_die "RXE_VIEW: $dir is not a directory" ;;
+		*) bed_die "RXE_VIEW: $dir is not an absolute path" ;;
+		esac
+		case $dir in *[[:space:],]*)
+			bed_die "RXE_VIEW: $dir has a space or a comma" ;;
+		esac
+		BED_VIEW_ARGS+=(-virtfs "local,path=$dir,mount_tag=view$n,$opts")
+		echo "view$n $dir" >>"$run/share/$name.view"
+		n=$((n + 1))
+	done
+	BED_VIEW_PARAM=" rxebed.view=1"
+}
+
 # bed_start_vm RUN NAME NET ADDR PREFIX [QEMU ARGS...]: boot one VM in the
 # background and set BED_PID to the process that stops it on SIGTERM and
 # exits with QEMU's status (124 after RXE_TIMEOUT).  NET is "dummy" or
@@ -375,6 +432,7 @@ bed_start_vm() {
 	# QEMU has opened them, and cannot block forever if QEMU never does.
 	exec {BED_OUT_FD}>"$run/$name.out" {BED_ERR_FD}>"$run/$name.err"
 	BED_HELD_FDS+=("$BED_OUT_FD" "$BED_ERR_FD")
+	bed_view "$run" "$name"
 
 	# The VM runs under timeout(1) in a subshell that reports "NAME STATUS"
 	# on BED_DONE_FD when it ends, and stops the VM when sent SIGTERM.
@@ -384,9 +442,9 @@ bed_start_vm() {
 			-nodefaults -no-user-config -display none -no-reboot \
 			-machine pc -accel tcg -cpu max -smp "$BED_CPUS" -m "$BED_MEM" \
 			-kernel "$BED_KERNEL" -initrd "$BED_INITRD" \
-			-append "console=ttyS0 quiet panic=-1 rxebed.name=$name rxebed.provider=$BED_PROVIDER rxebed.net=$net rxebed.addr=$addr rxebed.addr6=$(bed_addr6 "$addr")/64" \
+			-append "console=ttyS0 quiet panic=-1 rxebed.name=$name rxebed.provider=$BED_PROVIDER rxebed.net=$net rxebed.addr=$addr rxebed.addr6=$(bed_addr6 "$addr")/64$BED_VIEW_PARAM" \
 			-serial "file:$run/$name.console" \
-			-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+			"${BED_VIEW_ARGS[@]}" \
 			-virtfs "local,path=$run/share,mount_tag=bedshare,security_model=none,multidevs=remap" \
 			-device virtio-serial-pci,id=vser \
 			-chardev "file,id=out,path=$run/$name.out" \
