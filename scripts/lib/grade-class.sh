@@ -12,7 +12,10 @@
 # from a submission (a symbolic link could name any file of this host).
 # It writes:
 #   OUT/gradebook.csv   id,score,max,status,then each check's points
-#                       (status: graded, build failed, or bed failed)
+#                       (status: graded, build failed, or bed failed),
+#                       then similarity,similar_to (similar_work())
+#   OUT/similarity.csv, OUT/similarity.txt  which submissions share their
+#                       own code, with each other or the reference
 #   OUT/ID/results.json Gradescope's form, as scripts/grade writes it
 #   OUT/ID/log          the build's output, then the scorecard
 # and shows its progress on stderr.  A submission that does not build
@@ -408,22 +411,83 @@ run_pool() {
 	set +m
 }
 
+# similar_work: each submission's own code (what it wrote in the kit's
+# TODOs) against every other's and the reference's, by Debian's sim_c
+# (scripts/lib/similarity.py): OUT/similarity.csv and OUT/similarity.txt
+# (the pairs at or over GRADE_SIMILAR percent, default 40, their matching
+# lines side by side), and the gradebook's last two columns in
+# WORK/.sim/similarity.d/columns.  Every submission is compared, graded
+# or not (one that does not build may still be a copy).  On a failure it
+# says why and the gradebook goes without the columns.
+similar_work() {
+	local n=0 entry src dir reference=.
+	[ -z "${GRADE_KIT:-}" ] || reference=-	# (a kit without the reference)
+	compare_any || return 0
+	mkdir -p "$WORK/.sim" && : >"$WORK/.sim/manifest" || return 1
+	for entry in "${ENTRIES[@]}"; do
+		n=$((n + 1))
+		dir=$WORK/.sim/$n
+		mkdir "$dir" || return 1
+		while read -r src; do
+			case $src in
+			'') ;;
+			*/client.c) cp "$src" "$dir/client.c" ;;
+			*/common.c) cp "$src" "$dir/common.c" ;;
+			*) cp "$src" "$dir/sender.c" ;;
+			esac
+		done < <(sources "$entry")
+		printf '%s\t%s\n' "$dir" "$(basename "$entry" .c)" \
+			>>"$WORK/.sim/manifest"
+	done
+	python3 scripts/lib/similarity.py -t "${GRADE_SIMILAR:-40}" \
+		"$WORK/.kit" "$reference" "$OUT" "$WORK/.sim/manifest" || {
+		echo "grade: the similarity check failed: the gradebook has" \
+			"no similarity column" >&2
+		rm -f "$OUT/similarity.d/columns"
+		return 0
+	}
+	mv "$OUT/similarity.d/columns" "$WORK/.sim/columns" &&
+		rm -rf "$OUT/similarity.d"
+}
+
+# compare_any: succeed if there are two to compare: two submissions, or
+# one and the reference (the autograder's one, with a kit that carries no
+# reference, has none).
+compare_any() {
+	[ "${#ENTRIES[@]}" -gt 1 ] || [ -z "${GRADE_KIT:-}" ]
+}
+
 # write_gradebook: OUT/gradebook.csv from the rows, in the entries'
-# order whatever order they were graded in (written whole, then renamed:
-# a run stopped half way leaves none).
+# order whatever order they were graded in, each with its similarity
+# when similar_work() gave one (written whole, then renamed: a run
+# stopped half way leaves none).
 write_gradebook() {
-	local entry
+	local entry pct other columns=$WORK/.sim/columns
+	[ -s "$columns" ] || columns=/dev/null
 	{
 		printf 'id,score,max,status'
 		printf ',%s' "${NAMES[@]}"
+		[ "$columns" = /dev/null ] || printf ',similarity,similar_to'
 		printf '\n'
 		for entry in "${ENTRIES[@]}"; do
-			cat "$OUT/$(basename "$entry" .c)/row"
-		done
+			tr -d '\n' <"$OUT/$(basename "$entry" .c)/row"
+			if IFS=$'\t' read -r pct other <&3; then
+				case $other in
+				'') other= ;;
+				reference) other='(reference)' ;;
+				*) other=$(csv_field "$(basename \
+					"${ENTRIES[other - 1]}" .c)") ;;
+				esac
+				printf ',%s,%s' "$pct" "$other"
+			fi
+			printf '\n'
+		done 3<"$columns"
 	} >"$OUT/.gradebook.csv" && mv "$OUT/.gradebook.csv" "$OUT/gradebook.csv"
 }
 
 list_entries
+! compare_any || command -v sim_c >/dev/null ||
+	class_fail "sim_c is missing (the similarity check): scripts/install-deps installs similarity-tester"
 declare -A BY_PID=()	# the jobs running: process group -> ID
 # One virtual CPU a bed: grading takes as long as with the bed's usual
 # two (140 s for the reference, either way), and keeps one CPU of this
@@ -443,6 +507,7 @@ rm -f "$OUT/gradebook.csv"
 trap 'stop_all; rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
 run_pool
+similar_work || class_fail "cannot stage the submissions for the similarity check"
 write_gradebook || class_fail "cannot write $OUT/gradebook.csv"
 
 unfinished=0
