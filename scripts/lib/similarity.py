@@ -231,11 +231,17 @@ def main():
     by_path = dict(zip(paths, names))
     found = shares([p for p in paths if own_size[p] > 0])
 
+    # Each one's most similar other: the highest share either way; of two
+    # as high, the reference, then the one first in MANIFEST.
+    order = {path: n for n, path in enumerate(paths)}
+    rank = {name: (0, 0, 0) for name in names}
     best = {name: (0, "") for name in names}
     pairs = {}
     for (a, b), pct in found.items():
         for x, y in ((a, b), (b, a)):
-            if pct > best[by_path[x]][0]:
+            r = (pct, by_path[y] == "(reference)", -order[y])
+            if r > rank[by_path[x]]:
+                rank[by_path[x]] = r
                 best[by_path[x]] = (pct, by_path[y])
         key = tuple(sorted((a, b)))
         pairs[key] = max(pairs.get(key, 0), pct)
