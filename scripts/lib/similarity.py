@@ -186,6 +186,26 @@ def shares(paths):
     return found
 
 
+RUN_HEADER = re.compile(r"^\S+: line \d+-\d+ *\|")
+
+
+def listing(a, b, hide_b, work):
+    """sim_c's runs of A against B, side by side; with HIDE_B (B is the
+    reference's), B's lines left out, their line numbers kept: this file
+    goes to the instructor, who may show a student their own lines, never
+    the reference's."""
+    out, col = [], None
+    for line in sim_c(["-r", str(RUN_TOKENS), "-T", "-w", "160", a,
+                       b]).split("\n"):
+        if RUN_HEADER.match(line):
+            col = line.index("|")
+        elif hide_b and col is not None and len(line) > col and \
+                line[col] == "|":
+            line = line[:col + 1] + " (the reference's)"
+        out.append(line.replace(work + os.sep, ""))
+    return "\n".join(out)
+
+
 def main():
     try:
         opts, args = getopt.getopt(sys.argv[1:], "t:h", ["help"])
@@ -266,14 +286,15 @@ def main():
         f.write(f"{len(listed)} pair{'' if len(listed) == 1 else 's'} "
                 f"at or over {threshold} %\n")
         for pct, a, b in listed:
+            if by_path[a] == "(reference)":
+                a, b = b, a         # (the reference's side on the right)
             na, nb = by_path[a], by_path[b]
             f.write(f"\n== {na} and {nb}: {found.get((a, b), 0)} % of "
                     f"{na}'s own code is in {nb}'s, "
                     f"{found.get((b, a), 0)} % of {nb}'s in {na}'s "
                     f"(below: {os.path.basename(a)} is {na}'s, "
                     f"{os.path.basename(b)} {nb}'s)\n")
-            f.write(sim_c(["-r", str(RUN_TOKENS), "-T", "-w", "160", a,
-                           b]).replace(work + os.sep, ""))
+            f.write(listing(a, b, nb == "(reference)", work))
     return 0
 
 
