@@ -23,7 +23,9 @@
 #     library folder misused, and the allow-list of /usr/bin is what a
 #     `sender` on PATH would come through.)
 #   - a few files of /etc that the loader, libibverbs and name resolution
-#     read; /sys read-only, the RDMA devices, a /proc and /dev of its own,
+#     read; /sys read-only (but for the RDMA devices' counters, which
+#     count every run's packets: empty), the RDMA devices, a /proc and
+#     /dev of its own,
 #     an empty /tmp of SANDBOX_TMP bytes (its HOME), and the paths the
 #     caller binds in.
 # Not the checkout, not the kit's grader, not the grading secret, not the
@@ -45,9 +47,13 @@
 # every run has the same uid (a fresh user namespace would not help
 # where a session keyring is inherited), so a seccomp filter
 # (sandbox_seccomp) fails add_key, request_key and keyctl with ENOSYS,
-# refuses every way to a user namespace of its own, and kills a process
-# that calls the kernel through another ABI (i386's int 0x80, x32) whose
-# numbers the filter does not know.
+# refuses every way to a user namespace of its own and every IPv4 and
+# IPv6 socket (a TCP connection's TIME_WAIT outlives its run), and kills
+# a process that calls the kernel through another ABI (i386's int 0x80,
+# x32) whose numbers the filter does not know.  The network namespace is
+# the host's all the same (rxe in Debian 12's kernel 6.1 does not work
+# across namespaces: tried, a veth pair into one, the REQ never came):
+# what the kernel's RDMA netlink says (rdma statistic) is not hidden.
 #
 # Locked memory: -l sets it for one run (default SANDBOX_MEMLOCK); the
 # grader gives each check what its receiver's windows need.
@@ -233,6 +239,11 @@ sandbox_system_binds() {
 #     a filter cannot read) with ENOSYS, so that the C library falls back
 #     to clone() (a user namespace's capabilities would open the kernel's
 #     code for every other namespace to the submission);
+#   - no IPv4 or IPv6 socket: socket(AF_INET or AF_INET6) fails with
+#     EACCES.  A sender needs none (rdma_cm and libibverbs use the RDMA
+#     device, netlink and a Unix socket), and a run that made one would
+#     leave state that the next run could count (a TCP connection stays
+#     in TIME_WAIT for a minute, in /proc/net/tcp);
 #   - every other call of this machine's own ABI goes through, and a call
 #     through another ABI (x32's numbers, i386's int 0x80) kills the
 #     process.
@@ -241,34 +252,41 @@ sandbox_system_binds() {
 # instructions skipped.  Fails, printing nothing, on a machine whose
 # numbers it does not know.
 sandbox_seccomp() {
-	local arch add_key request_key keyctl clone unshare setns clone3=435
+	local arch add_key request_key keyctl clone unshare setns socket
+	local clone3=435
 	case $HOSTTYPE in
 	x86_64) arch=0xc000003e add_key=248 request_key=249 keyctl=250
-		clone=56 unshare=272 setns=308 ;;
+		clone=56 unshare=272 setns=308 socket=41 ;;
 	aarch64) arch=0xc00000b7 add_key=217 request_key=218 keyctl=219
-		clone=220 unshare=97 setns=268 ;;
+		clone=220 unshare=97 setns=268 socket=198 ;;
 	*) return 1 ;;
 	esac
 	local ld=0x20 jeq=0x15 jge=0x35 jset=0x45 ret=0x06	# BPF_LD|W|ABS, ...
-	local newuser=0x10000000				# CLONE_NEWUSER
+	local newuser=0x10000000 inet=2 inet6=10	# CLONE_NEWUSER, AF_INET*
 	sandbox_bpf $ld 0 0 4			# 0: A = seccomp_data.arch
-	sandbox_bpf $jeq 0 15 $arch		# 1: another ABI: to 17
+	sandbox_bpf $jeq 0 21 $arch		# 1: another ABI: to 23
 	sandbox_bpf $ld 0 0 0			# 2: A = seccomp_data.nr
-	sandbox_bpf $jge 13 0 0x40000000	# 3: x32's numbers: to 17
-	sandbox_bpf $jeq 11 0 $add_key		# 4: to 16
-	sandbox_bpf $jeq 10 0 $request_key	# 5: to 16
-	sandbox_bpf $jeq 9 0 $keyctl		# 6: to 16
-	sandbox_bpf $jeq 8 0 $clone3		# 7: to 16
-	sandbox_bpf $jeq 6 0 $setns		# 8: to 15
-	sandbox_bpf $jeq 2 0 $unshare		# 9: to 12
-	sandbox_bpf $jeq 1 0 $clone		# 10: to 12
-	sandbox_bpf $ret 0 0 0x7fff0000		# 11: SECCOMP_RET_ALLOW
-	sandbox_bpf $ld 0 0 16			# 12: A = args[0]'s low word: flags
-	sandbox_bpf $jset 1 0 $newuser		# 13: CLONE_NEWUSER: to 15
-	sandbox_bpf $ret 0 0 0x7fff0000		# 14: SECCOMP_RET_ALLOW
-	sandbox_bpf $ret 0 0 $((0x50000 | 1))	# 15: SECCOMP_RET_ERRNO, EPERM
-	sandbox_bpf $ret 0 0 $((0x50000 | 38))	# 16: SECCOMP_RET_ERRNO, ENOSYS
-	sandbox_bpf $ret 0 0 0x80000000		# 17: SECCOMP_RET_KILL_PROCESS
+	sandbox_bpf $jge 19 0 0x40000000	# 3: x32's numbers: to 23
+	sandbox_bpf $jeq 17 0 $add_key		# 4: to 22
+	sandbox_bpf $jeq 16 0 $request_key	# 5: to 22
+	sandbox_bpf $jeq 15 0 $keyctl		# 6: to 22
+	sandbox_bpf $jeq 14 0 $clone3		# 7: to 22
+	sandbox_bpf $jeq 11 0 $setns		# 8: to 20
+	sandbox_bpf $jeq 3 0 $unshare		# 9: to 13
+	sandbox_bpf $jeq 2 0 $clone		# 10: to 13
+	sandbox_bpf $jeq 4 0 $socket		# 11: to 16
+	sandbox_bpf $ret 0 0 0x7fff0000		# 12: SECCOMP_RET_ALLOW
+	sandbox_bpf $ld 0 0 16			# 13: A = args[0]'s low word: flags
+	sandbox_bpf $jset 5 0 $newuser		# 14: CLONE_NEWUSER: to 20
+	sandbox_bpf $ret 0 0 0x7fff0000		# 15: SECCOMP_RET_ALLOW
+	sandbox_bpf $ld 0 0 16			# 16: A = args[0]'s low word: domain
+	sandbox_bpf $jeq 3 0 $inet		# 17: to 21
+	sandbox_bpf $jeq 2 0 $inet6		# 18: to 21
+	sandbox_bpf $ret 0 0 0x7fff0000		# 19: SECCOMP_RET_ALLOW
+	sandbox_bpf $ret 0 0 $((0x50000 | 1))	# 20: SECCOMP_RET_ERRNO, EPERM
+	sandbox_bpf $ret 0 0 $((0x50000 | 13))	# 21: SECCOMP_RET_ERRNO, EACCES
+	sandbox_bpf $ret 0 0 $((0x50000 | 38))	# 22: SECCOMP_RET_ERRNO, ENOSYS
+	sandbox_bpf $ret 0 0 0x80000000		# 23: SECCOMP_RET_KILL_PROCESS
 }
 
 # sandbox_bpf CODE JT JF K: one BPF instruction, its 8 bytes.  (Built-ins
@@ -346,6 +364,13 @@ sandbox_run() {
 		fi
 		umask 022	# (the directories bwrap makes for the binds)
 		sandbox_system_binds
+		# The RDMA devices' counters, which earlier runs' packets
+		# moved: an empty folder in their place.
+		COUNTERS=()
+		for counters in /sys/class/infiniband/*/hw_counters \
+			/sys/class/infiniband/*/ports/*/hw_counters; do
+			[ -d "$counters" ] && COUNTERS+=(--tmpfs "$counters")
+		done
 		# bwrap's options go in through a file (--args), so that the
 		# sandbox's /proc/1/cmdline, bwrap's own, names none of the
 		# grader's paths, and the seccomp filter through another
@@ -357,7 +382,8 @@ sandbox_run() {
 			--setenv HOME /tmp --setenv TMPDIR /tmp \
 			--setenv LC_ALL C \
 			"${SYSTEM[@]}" \
-			--ro-bind /sys /sys --proc /proc --dev /dev \
+			--ro-bind /sys /sys "${COUNTERS[@]}" \
+			--proc /proc --dev /dev \
 			--dev-bind-try /dev/infiniband /dev/infiniband \
 			--size "$tmp" --perms 1777 --tmpfs /tmp \
 			"${binds[@]}" --chdir "$dir" --seccomp 4 >"$options" &&
