@@ -192,11 +192,10 @@ static int by_name_newest_first(const void *pa, const void *pb)
 	return c != 0 ? c : a->seq < b->seq ? 1 : a->seq > b->seq ? -1 : 0;
 }
 
-/* only_newest: after load_kept() read the ledger, keep of each name only
- * its newest record (an older one was of a file since removed, whose name
- * came back), then count them all: sorted, not searched, so that a
- * start with many files takes n log n.  0, or -ENOMEM. */
-static int only_newest(struct store_use *use, const struct options *opt)
+/* only_newest: keep of each name in USE only its newest record (an
+ * older one was of a file since removed, whose name came back): sorted,
+ * not searched, so that reading a long ledger takes n log n. */
+static void only_newest(struct store_use *use)
 {
 	size_t out = 0;
 
@@ -207,7 +206,20 @@ static int only_newest(struct store_use *use, const struct options *opt)
 				       use->kept[out - 1].saved_as) != 0)
 			use->kept[out++] = use->kept[i];
 	use->nkept = out;
-	return recount_kept(use, opt, 0);
+}
+
+/* sane_saved_as: whether NAME, a ledger's saved_as, is one keep_file()
+ * writes: ID_DIR/FILE, neither part empty, "." or "..", no other '/'
+ * (a ledger edited by hand must not name a file elsewhere for
+ * drop_file() to remove). */
+static int sane_saved_as(const char *name)
+{
+	const char *slash = strchr(name, '/');
+
+	return slash != NULL && slash != name && slash[1] != '\0' &&
+	       strchr(slash + 1, '/') == NULL &&
+	       strncmp(name, "./", 2) != 0 && strncmp(name, "../", 3) != 0 &&
+	       strcmp(slash, "/.") != 0 && strcmp(slash, "/..") != 0;
 }
 
 /* load_kept: with a quota (--address-max, --id-max, --keep) and a
@@ -220,7 +232,7 @@ int load_kept(struct store_use *use, const struct options *opt, char *err,
 	struct lab3_ledger_entry e;
 	char source[LAB3_SOURCE_LEN];
 	char *line = NULL;
-	size_t cap = 0;
+	size_t cap = 0, compacted = 4096;
 	ssize_t len;
 	long long size;
 	FILE *in;
@@ -240,16 +252,22 @@ int load_kept(struct store_use *use, const struct options *opt, char *err,
 		if (line[len - 1] == '\n')
 			len--;
 		if (lab3_ledger_parse(line, (size_t)len, &e) != 0 ||
-		    !e.key_sent || e.saved_as[0] == '\0' ||
+		    !e.key_sent || !sane_saved_as(e.saved_as) ||
 		    strlen(e.saved_as) >= sizeof(use->kept->saved_as) ||
 		    (size = file_size(opt->out_dir, e.saved_as)) < 0)
 			continue;
 		peer_source(e.peer, source, sizeof(source));
 		ret = append_kept(use, source, e.id, e.saved_as,
 				  (uint64_t)size);
+		if (use->nkept >= 2 * compacted) {	/* names come back */
+			only_newest(use);
+			compacted = use->nkept > 4096 ? use->nkept : 4096;
+		}
 	}
-	if (ret == 0)
-		ret = only_newest(use, opt);
+	if (ret == 0) {
+		only_newest(use);
+		ret = recount_kept(use, opt, 0);
+	}
 	if (ret != 0 || ferror(in))
 		snprintf(err, err_len, "cannot read ledger %.120s: %s",
 			 opt->ledger, strerror(ret != 0 ? -ret : errno));
@@ -323,6 +341,30 @@ int check_address(struct session *s)
 	return -1;
 }
 
+/* mine: whether K is one of ID's files that count together: from
+ * SOURCE, or from anywhere for a roster ID. */
+static int mine(const struct store_use *use, const struct kept_file *k,
+		const char *id, const char *source)
+{
+	return strcmp(k->id, id) == 0 &&
+	       (on_roster(use, id) || strcmp(k->source, source) == 0);
+}
+
+/* forget_gone: of ID's files (mine()), forget those that are gone (the
+ * instructor removed them), so that none holds a place of --keep that a
+ * file still there needs.  A few system calls, when a file is saved. */
+void forget_gone(struct store_use *use, const struct options *opt,
+		 const char *id, const char *source)
+{
+	for (size_t i = 0; i < use->nkept; i++) {
+		if (!mine(use, &use->kept[i], id, source) ||
+		    file_size(opt->out_dir, use->kept[i].saved_as) >= 0)
+			continue;
+		count_file(use, &use->kept[i], 0);
+		use->kept[i--] = use->kept[--use->nkept];
+	}
+}
+
 /* newer_first: qsort()'s order for drops_for(): the newest first. */
 static int newer_first(const void *pa, const void *pb)
 {
@@ -340,50 +382,46 @@ static int newer_first(const void *pa, const void *pb)
 size_t drops_for(const struct store_use *use, const struct options *opt,
 		 const char *id, const char *source, struct kept_file **drops)
 {
-	int any_source = on_roster(use, id);
-	struct kept_file *mine = NULL;
+	struct kept_file *files = NULL;
 	size_t n = 0, cap = 0, kept = 0, out = 0;
 	uint64_t bytes = 0;
 
 	*drops = NULL;
 	for (size_t i = 0; i < use->nkept; i++) {
-		const struct kept_file *k = &use->kept[i];
-
-		if (strcmp(k->id, id) != 0 ||
-		    (!any_source && strcmp(k->source, source) != 0))
+		if (!mine(use, &use->kept[i], id, source))
 			continue;
 		if (n == cap) {
 			struct kept_file *more;
 
 			cap = cap ? 2 * cap : 8;
-			more = realloc(mine, cap * sizeof(*more));
+			more = realloc(files, cap * sizeof(*more));
 			if (more == NULL) {
-				free(mine);
+				free(files);
 				return 0;
 			}
-			mine = more;
+			files = more;
 		}
-		mine[n++] = *k;
+		files[n++] = use->kept[i];
 	}
 	if (n > 1)
-		qsort(mine, n, sizeof(*mine), newer_first);
+		qsort(files, n, sizeof(*files), newer_first);
 	for (size_t i = 0; i < n; i++) {
 		int fits = i == 0 ||
 			   ((opt->keep < 0 || kept < (size_t)opt->keep + 1) &&
 			    (opt->id_max == 0 || (bytes <= opt->id_max &&
-			     charge(mine[i].bytes) <= opt->id_max - bytes)));
+			     charge(files[i].bytes) <= opt->id_max - bytes)));
 
 		if (fits && out == 0) {
 			kept++;
-			bytes += charge(mine[i].bytes);
+			bytes += charge(files[i].bytes);
 		} else {
-			mine[out++] = mine[i];
+			files[out++] = files[i];
 		}
 	}
 	if (out == 0)
-		free(mine);
+		free(files);
 	else
-		*drops = mine;
+		*drops = files;
 	return out;
 }
 
@@ -434,17 +472,20 @@ void id_max_default(struct options *opt)
 
 /* quotas_add_up: whether OPT's quotas can hold what they promise, with
  * a roster of ROSTER_N IDs (0: none): every ID its newest and --keep N
- * earlier files of up to -m within --id-max; with a roster, every roster
- * ID's --id-max within --store-max; without, one ID's --id-max within
- * its address's --address-max.  0, or -1 with ERR naming the limit that
- * cannot hold and by how much. */
+ * earlier files of up to -m within --id-max; and room for a full ID's
+ * next file, which arrives before its oldest makes way: with a roster,
+ * every roster ID's --id-max and one file of -m within --store-max;
+ * without, one ID's --id-max and one file of -m within its address's
+ * --address-max.  0, or -1 with ERR naming the limit that cannot hold
+ * and by how much. */
 int quotas_add_up(const struct options *opt, size_t roster_n, char *err,
 		  size_t err_len)
 {
 	uint64_t files = opt->keep < 0 ? 1 : (uint64_t)opt->keep + 1;
-	uint64_t need = times(files, charge(opt->max_bytes));
+	uint64_t one = charge(opt->max_bytes), need = times(files, one);
 	uint64_t ids = times(roster_n, opt->id_max);
 
+	ids = ids > UINT64_MAX - one ? UINT64_MAX : ids + one;
 	if (opt->id_max != 0 && need > opt->id_max) {
 		snprintf(err, err_len, "--id-max %llu is %llu short of what "
 			 "--keep and -m %llu let one ID keep: %llu file%s of "
@@ -454,30 +495,32 @@ int quotas_add_up(const struct options *opt, size_t roster_n, char *err,
 			 (unsigned long long)(need - opt->id_max),
 			 (unsigned long long)opt->max_bytes,
 			 (unsigned long long)files, files == 1 ? "" : "s",
-			 (unsigned long long)charge(opt->max_bytes),
-			 KEPT_MIN_CHARGE);
+			 (unsigned long long)one, KEPT_MIN_CHARGE);
 		return -1;
 	}
 	if (opt->id_max != 0 && roster_n > 0 && opt->store_max != 0 &&
 	    ids > opt->store_max) {
 		snprintf(err, err_len, "a roster of %zu IDs, each keeping up "
-			 "to --id-max %llu, needs %llu: %llu more than "
-			 "--store-max %llu; lower -m, --keep or --id-max, or "
-			 "raise --store-max", roster_n,
+			 "to --id-max %llu, and a next file of -m %llu need "
+			 "%llu: %llu more than --store-max %llu; lower -m, "
+			 "--keep or --id-max, or raise --store-max", roster_n,
 			 (unsigned long long)opt->id_max,
+			 (unsigned long long)opt->max_bytes,
 			 (unsigned long long)ids,
 			 (unsigned long long)(ids - opt->store_max),
 			 (unsigned long long)opt->store_max);
 		return -1;
 	}
+	need = opt->id_max > UINT64_MAX - one ? UINT64_MAX : opt->id_max + one;
 	if (opt->id_max != 0 && roster_n == 0 && opt->address_max != 0 &&
-	    opt->id_max > opt->address_max) {
-		snprintf(err, err_len, "--id-max %llu is %llu more than "
-			 "--address-max %llu: one student could not keep what "
-			 "--keep and -m allow; lower -m, --keep or --id-max, "
-			 "raise --address-max, or give a roster (-r)",
-			 (unsigned long long)opt->id_max,
-			 (unsigned long long)(opt->id_max - opt->address_max),
+	    need > opt->address_max) {
+		snprintf(err, err_len, "--id-max %llu and a next file of -m "
+			 "%llu need %llu: %llu more than --address-max %llu; "
+			 "lower -m, --keep or --id-max, raise --address-max, or "
+			 "give a roster (-r)", (unsigned long long)opt->id_max,
+			 (unsigned long long)opt->max_bytes,
+			 (unsigned long long)need,
+			 (unsigned long long)(need - opt->address_max),
 			 (unsigned long long)opt->address_max);
 		return -1;
 	}

@@ -552,7 +552,7 @@ static int take_cm_events(struct server *srv)
 static int wait_for_events(struct server *srv, const sigset_t *wait_mask)
 {
 	struct pollfd fds[1 + 2 * MAX_SESSIONS_MAX];
-	long long next = -1, now = lab3_now_ms();
+	long long next = -1, now = lab3_now_ms(), due;
 	int n = srv->nsessions;
 
 	fds[0] = (struct pollfd){ .fd = srv->listener.cm_channel->fd,
@@ -567,6 +567,9 @@ static int wait_for_events(struct server *srv, const sigset_t *wait_mask)
 		if (s->woken)
 			next = now;	/* its turn came: do not sleep */
 	}
+	if (srv->ledger_fd >= 0 && (due = next_summary(&srv->sources)) != 0 &&
+	    (next < 0 || due < next))
+		next = due;	/* a summing-up comes due: wake for it */
 	if (next >= 0)
 		next = next > now ? next - now : 0;
 	if (lab3_wait_fds(fds, (nfds_t)(1 + n), next, wait_mask) < 0) {

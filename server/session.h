@@ -137,16 +137,23 @@ struct source_total {
  *   - a session that ends without a verdict (whatever stage it reached:
  *     a refused FILE_INFO too) has a record of its own if its source has
  *     had no such record for UNVERDICTED_INTERVAL_S; the others are
- *     counted, and summed up in one record at the end of the interval:
- *     at most one record, and one fsync, per source per interval;
- *   - a source has at most SOURCE_RECORDS_PER_HOUR records of its own an
- *     hour: past them, a session without a key is summed up too, and a
- *     new file is refused at FILE_INFO (admit_file()), saying when the
- *     ledger takes it again;
- *   - a record without a key leaves LEDGER_RESERVE bytes free on the
- *     ledger's disk for those with one (else it is summed up too). */
+ *     counted, and summed up in one record an interval after the first
+ *     of them: at most two records, and two fsyncs, per source per
+ *     interval, however many sessions;
+ *   - a session without a key has a record of its own only while its
+ *     source has had fewer than SOURCE_RECORDS_PER_HOUR this hour, and
+ *     while the ledger's disk has LEDGER_RESERVE free (kept for keyed
+ *     records); else it is summed up too, and never refuses anyone;
+ *   - a source has at most SOURCE_KEYS_PER_HOUR keyed records an hour:
+ *     past them, a new file from it is refused at FILE_INFO
+ *     (admit_file()), saying when the ledger takes it again;
+ *   - LEDGER_SOURCES sources are counted apart; when all of them are
+ *     still needed (store.c stale()), new ones share one more
+ *     entry, "(other addresses)", so that sources made up by the hundred
+ *     cannot begin their limits again. */
 #define UNVERDICTED_INTERVAL_S 60
 #define SOURCE_RECORDS_PER_HOUR 1200
+#define SOURCE_KEYS_PER_HOUR 1200
 #define LEDGER_SOURCES 256
 struct ledger_source {
 	char source[LAB3_SOURCE_LEN];
@@ -158,9 +165,11 @@ struct ledger_source {
 	char last_error[LAB3_ERR_LEN];	/* the last one's reason */
 	long long hour_start;		/* lab3_now_ms(): its hour began */
 	unsigned hour_records;		/* records of its own in that hour */
+	unsigned hour_keys;		/* of them, keyed */
 };
 struct ledger_sources {
-	struct ledger_source sources[LEDGER_SOURCES];
+	struct ledger_source sources[LEDGER_SOURCES + 1];	/* and the
+							 * shared one */
 	int n;
 };
 
@@ -282,6 +291,8 @@ int load_kept(struct store_use *use, const struct options *opt, char *err,
 int recount_kept(struct store_use *use, const struct options *opt,
 		 int look);
 int check_address(struct session *s);
+void forget_gone(struct store_use *use, const struct options *opt,
+		 const char *id, const char *source);
 size_t drops_for(const struct store_use *use, const struct options *opt,
 		 const char *id, const char *source, struct kept_file **drops);
 int address_share(struct options *opt, char *err, size_t err_len);
@@ -302,6 +313,7 @@ int record_session(struct session *s, int key_sent, char *err,
 int record_end(struct session *s, char *err, size_t err_len);
 int record_summaries(struct ledger_sources *ls, int ledger_fd, int all,
 		     char *err, size_t err_len);
+long long next_summary(const struct ledger_sources *ls);
 
 /* session.c: what a session's steps ask of the server that runs them: a
  * step that waits (STEP_WAIT, and when it runs out), the rate floor, and

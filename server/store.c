@@ -248,8 +248,13 @@ static void drop_file(struct session *s, const char *saved_as,
 
 	if (s->dropped_len + n + 1 > sizeof(s->dropped) ||
 	    snprintf(path, sizeof(path), "%s/%s", s->opt->out_dir,
-		     saved_as) >= (int)sizeof(path) || unlink(path) != 0)
+		     saved_as) >= (int)sizeof(path))
+		return;		/* (it stays, and goes next time) */
+	if (unlink(path) != 0) {
+		if (errno == ENOENT)	/* removed already: it counts no more */
+			forget_kept(s->store, saved_as);
 		return;
+	}
 	memcpy(s->dropped + s->dropped_len, saved_as, n + 1);
 	s->dropped_len += n + 1;
 	s->store->used -= bytes < s->store->used ? bytes : s->store->used;
@@ -275,6 +280,7 @@ static void prune_id(struct session *s)
 		fprintf(stderr, "receiver: session %u: out of memory: %s does "
 			"not count against its quotas\n", s->number,
 			s->saved_as);
+	forget_gone(s->store, s->opt, s->id, source);
 	n = drops_for(s->store, s->opt, s->id, source, &drops);
 
 	for (size_t i = 0; i < n; i++)
@@ -396,56 +402,88 @@ static int write_summary(struct ledger_source *e, int ledger_fd)
 	return lab3_ledger_append(ledger_fd, &rec);
 }
 
-/* ledger_source: S's source in LS, added if new, its hour begun again
- * if it is over; when LS is full, the source seen longest ago makes
- * way, its sessions not yet recorded summed up first. */
+/* stale: whether E holds nothing that a limit still needs: no session
+ * counted and not summed up, its hour over, its last record without a
+ * verdict an interval ago.  Such an entry may be another source's. */
+static int stale(const struct ledger_source *e, long long now)
+{
+	return e->unrecorded == 0 && now - e->hour_start >= 3600 * 1000LL &&
+	       (e->recorded == 0 ||
+		now - e->recorded >= UNVERDICTED_INTERVAL_S * 1000LL);
+}
+
+/* ledger_source: S's source in LS, added if new (in a stale entry's
+ * place when LS is full), its hour begun again if it is over.  When LS
+ * is full of sources that a limit still needs, a new one shares the
+ * last entry, "(other addresses)", and its limits: sources made up by
+ * the hundred cannot begin their limits again. */
 static struct ledger_source *ledger_source(struct ledger_sources *ls,
 					   const struct session *s)
 {
 	char source[LAB3_SOURCE_LEN];
-	struct ledger_source *e = NULL, *oldest = &ls->sources[0];
+	struct ledger_source *e = NULL;
 	long long now = lab3_now_ms();
 
 	peer_source(s->peer, source, sizeof(source));
-	for (int i = 0; i < ls->n && e == NULL; i++) {
+	for (int i = 0; i < ls->n && e == NULL; i++)
 		if (strcmp(ls->sources[i].source, source) == 0)
 			e = &ls->sources[i];
-		else if (ls->sources[i].hour_start < oldest->hour_start)
-			oldest = &ls->sources[i];
-	}
+	for (int i = 0; i < ls->n && e == NULL; i++)
+		if (i < LEDGER_SOURCES && stale(&ls->sources[i], now))
+			e = &ls->sources[i];
+	if (e == NULL && ls->n < LEDGER_SOURCES)
+		e = &ls->sources[ls->n++];
 	if (e == NULL) {
-		if (ls->n < LEDGER_SOURCES)
-			e = &ls->sources[ls->n++];
-		else {
-			e = oldest;
-			if (e->unrecorded > 0)
-				write_summary(e, s->ledger_fd);
+		e = &ls->sources[LEDGER_SOURCES];	/* the shared one */
+		if (ls->n == LEDGER_SOURCES) {
+			ls->n++;
+			*e = (struct ledger_source){ .hour_start = now };
+			snprintf(e->source, sizeof(e->source),
+				 "(other addresses)");
 		}
+	} else if (strcmp(e->source, source) != 0) {
 		*e = (struct ledger_source){ .hour_start = now };
 		snprintf(e->source, sizeof(e->source), "%s", source);
 	}
 	if (now - e->hour_start >= 3600 * 1000LL) {
 		e->hour_start = now;
-		e->hour_records = 0;
+		e->hour_records = e->hour_keys = 0;
 	}
 	return e;
 }
 
-/* ledger_room: whether the ledger takes a record of its own from S's
- * source: fewer than SOURCE_RECORDS_PER_HOUR this hour.  0, or -1 with
- * s->error saying when it takes more. */
+/* ledger_room: whether the ledger takes a keyed record from S's source:
+ * fewer than SOURCE_KEYS_PER_HOUR this hour.  (Sessions without a key
+ * never refuse a file: past their own limit they are summed up.)  0, or
+ * -1 with s->error saying when it takes more. */
 static int ledger_room(struct session *s)
 {
 	struct ledger_source *e = ledger_source(s->sources, s);
 	long long left_ms = e->hour_start + 3600 * 1000LL - lab3_now_ms();
 
-	if (e->hour_records < SOURCE_RECORDS_PER_HOUR)
+	if (e->hour_keys < SOURCE_KEYS_PER_HOUR)
 		return 0;
 	snprintf(s->error, sizeof(s->error), "the ledger has taken %u "
-		 "records from your address this hour, its limit: it takes "
-		 "more in %lld min", e->hour_records,
+		 "records of keys from your address this hour, its limit: it "
+		 "takes more in %lld min", e->hour_keys,
 		 (left_ms + 59999) / 60000);
 	return -1;
+}
+
+/* next_summary: lab3_now_ms() at which record_summaries() has a source
+ * to sum up, or 0 when none (the serving loop wakes for it). */
+long long next_summary(const struct ledger_sources *ls)
+{
+	long long next = 0;
+
+	for (int i = 0; i < ls->n; i++) {
+		const struct ledger_source *e = &ls->sources[i];
+		long long due = e->first_ms + UNVERDICTED_INTERVAL_S * 1000LL;
+
+		if (e->unrecorded > 0 && (next == 0 || due < next))
+			next = due;
+	}
+	return next;
 }
 
 /* record_session: append the session's record to the ledger, KEY_SENT
@@ -474,8 +512,12 @@ int record_session(struct session *s, int key_sent, char *err,
 	int ret;
 
 	s->recorded = 1;
-	if (s->sources != NULL)
-		ledger_source(s->sources, s)->hour_records++;
+	if (s->sources != NULL) {
+		struct ledger_source *e = ledger_source(s->sources, s);
+
+		e->hour_records++;
+		e->hour_keys += key_sent != 0;
+	}
 	ret = lab3_ledger_append(s->ledger_fd, &rec);
 	if (ret != 0) {
 		snprintf(err, err_len, "cannot write ledger %.120s: %s",
@@ -506,7 +548,7 @@ int record_end(struct session *s, char *err, size_t err_len)
 
 	if ((!s->has_verdict && e->recorded != 0 &&
 	     now - e->recorded < UNVERDICTED_INTERVAL_S * 1000LL) ||
-	    e->hour_records >= SOURCE_RECORDS_PER_HOUR ||
+	    e->hour_records - e->hour_keys >= SOURCE_RECORDS_PER_HOUR ||
 	    ledger_low(s->ledger_fd)) {
 		if (e->unrecorded++ == 0) {
 			e->since = time(NULL);

@@ -132,14 +132,14 @@ expect_status 0 "$RX_STATUS" "the receiver with --id-max after SIGTERM"
 
 # A roster on one shared host (the IPv4 address): --keep 1 -m 300000
 # gives each roster ID 600000 bytes (--id-max), more than the address's
-# --address-max (25% of 2M: 524288); 3 IDs x 600000 fit in 2M.  alice
+# --address-max 512K; 3 IDs x 600000 and a next file fit in 3M.  alice
 # keeps two files from the host and bob is still keyed there; alice's
 # third, from another address, makes her oldest (from the host) go.
 printf 'alice\nbob\ncarol\n' >"$TEST_TMP/roster"
 mkdir "$TEST_TMP/out3"
 start_receiver -o "$TEST_TMP/out3" -l "$TEST_TMP/ledger-r" \
 	-k "$TEST_TMP/secret" -r "$TEST_TMP/roster" --keep 1 -m 300000 \
-	--address-max 25% --store-max 2M || fail "no receiver with a roster"
+	--address-max 512K --store-max 3M || fail "no receiver with a roster"
 SESSION=0
 keyed "alice's first, on the shared host" "$RXE_ADDR" alice "$TEST_TMP/f300k" 300000
 keyed "alice's second, on the shared host" "$RXE_ADDR" alice "$TEST_TMP/f300k" 300000
