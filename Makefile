@@ -117,7 +117,8 @@ MANPAGES = build/man/lab3-sender.1 build/man/lab3-receiver.1
 FUZZERS = tests/fuzz_decode tests/fuzz_receiver tests/fuzz_sender
 # make test builds on every core: the clang fuzzers alone take seconds.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-TEST_PROGRAMS = tests/unit $(FUZZERS) tests/evil-sender tests/evil-receiver
+TEST_PROGRAMS = tests/unit tests/store_unit $(FUZZERS) tests/evil-sender \
+	tests/evil-receiver
 
 .PHONY: all deps test test-long test-slow demo wire handout grade bench fuzz soak valgrind sparse \
 	check dist deb \
@@ -171,6 +172,13 @@ tests/unit: build/tests/unit.o build/tests/testlib.o $(CONN_OBJS) \
 		build/listener.o build/json.o build/ledger.o build/roster.o \
 		build/args.o build/sizes.o build/secret.o build/session.o \
 		build/client.o
+	$(LINK)
+
+# The class receiver's limits on what is kept (tests/store.test): its
+# store and quotas, and what they call, without the serving loop.
+tests/store_unit: build/tests/store_unit.o build/store.o build/quota.o \
+		build/session.o build/ledger.o build/roster.o build/json.o \
+		build/secret.o $(CONN_OBJS)
 	$(LINK)
 
 tests/evil-sender: build/tests/evil-sender.o build/tests/testlib.o \
@@ -425,9 +433,10 @@ endif
 # their corpus alone (FUZZ_CORPUS_ONLY), the man pages, the licence of
 # every file, the hardened build, and the static checks of the code's
 # shape.  The rest of `make test` needs the bed.
-CHECK_TESTS = tests/unit.test tests/man.test tests/licence.test \
-	tests/hardening.test tests/structure.test tests/receiver-cli.test
-check: all tests/unit $(FUZZERS)
+CHECK_TESTS = tests/unit.test tests/store.test tests/man.test \
+	tests/licence.test tests/hardening.test tests/structure.test \
+	tests/receiver-cli.test
+check: all tests/unit tests/store_unit $(FUZZERS)
 	FUZZ_CORPUS_ONLY=1 tests/run $(CHECK_TESTS) tests/fuzz.test
 
 # The release tarball: the sources of the last commit (git archive), in

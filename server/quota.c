@@ -34,7 +34,7 @@
 /* charge: what a kept file of BYTES bytes counts: at least
  * KEPT_MIN_CHARGE, so that a source of tiny files cannot grow the table
  * without bound. */
-uint64_t charge(uint64_t bytes)
+static uint64_t charge(uint64_t bytes)
 {
 	return bytes > KEPT_MIN_CHARGE ? bytes : KEPT_MIN_CHARGE;
 }
@@ -516,8 +516,8 @@ int quotas_add_up(const struct options *opt, size_t roster_n, char *err,
 	    need > opt->address_max) {
 		snprintf(err, err_len, "--id-max %llu and a next file of -m "
 			 "%llu need %llu: %llu more than --address-max %llu; "
-			 "lower -m, --keep or --id-max, raise --address-max, or "
-			 "give a roster (-r)", (unsigned long long)opt->id_max,
+			 "lower -m, --keep or --id-max, raise --address-max, "
+			 "or give a roster (-r)", (unsigned long long)opt->id_max,
 			 (unsigned long long)opt->max_bytes,
 			 (unsigned long long)need,
 			 (unsigned long long)(need - opt->address_max),

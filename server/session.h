@@ -281,7 +281,6 @@ void free_windows(struct session *s);
 
 /* quota.c: what each address and ID may keep under -o. */
 int quotas_on(const struct options *opt);
-uint64_t charge(uint64_t bytes);
 int add_kept(struct store_use *use, const char *source, const char *id,
 	     const char *saved_as, uint64_t bytes);
 void forget_kept(struct store_use *use, const char *saved_as);
