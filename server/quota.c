@@ -4,8 +4,8 @@
  * the files kept and where they came from, each address's running total
  * (so that a check costs the same however many files an address keeps),
  * which of an ID's files make way for its newest, and, at start and at
- * each reload, whether the limits add up at all (docs/instructor.md,
- * "Quotas that add up").
+ * each reload, whether the limits add up at all (the receiver's man
+ * page, --id-max).
  *
  * The rules:
  *   - an ID keeps its newest good file always, and earlier ones while
