@@ -507,7 +507,11 @@ rm -f "$OUT/gradebook.csv"
 trap 'stop_all; rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
 run_pool
-similar_work || class_fail "cannot stage the submissions for the similarity check"
+# (A similarity check that cannot be staged costs its two columns, never
+# the grades: the gradebook is written without them.)
+similar_work || { rm -f "$WORK/.sim/columns"; echo "grade: cannot stage" \
+	"the submissions for the similarity check: the gradebook has no" \
+	"similarity column" >&2; }
 write_gradebook || class_fail "cannot write $OUT/gradebook.csv"
 
 unfinished=0
