@@ -136,10 +136,10 @@ struct source_total {
  * no source can fill its disk:
  *   - a session that ends without a verdict (whatever stage it reached:
  *     a refused FILE_INFO too) has a record of its own if its source has
- *     had no such record for UNVERDICTED_INTERVAL_S; the others are
- *     counted, and summed up in one record an interval after the first
- *     of them: at most two records, and two fsyncs, per source per
- *     interval, however many sessions;
+ *     had no such record, nor a summing-up, for UNVERDICTED_INTERVAL_S;
+ *     the others are counted, and summed up in one record an interval
+ *     after the first of them: one record, and one fsync, per source
+ *     per interval, however many sessions (60 an hour);
  *   - a session without a key has a record of its own only while its
  *     source has had fewer than SOURCE_RECORDS_PER_HOUR this hour, and
  *     while the ledger's disk has LEDGER_RESERVE free (kept for keyed

@@ -399,6 +399,9 @@ static int write_summary(struct ledger_source *e, int ledger_fd)
 		 "%.120s", e->unrecorded, e->unrecorded == 1 ? "" : "s", since,
 		 e->last_error);
 	e->unrecorded = 0;
+	/* (It is the source's record for this interval: the next session
+	 * without a verdict is summed up with those after it.) */
+	e->recorded = lab3_now_ms();
 	return lab3_ledger_append(ledger_fd, &rec);
 }
 

@@ -11,7 +11,8 @@
  *   - the ledger (record_end(), record_session()): sessions without a
  *     verdict from 257 addresses that take turns, four rounds within a
  *     minute, leave one record per address (the 257th shares an entry),
- *     not one per session; one address's 1500 sessions with a bad
+ *     not one per session; one address's over three minutes, one a
+ *     minute (a summing-up is its minute's record); one address's 1500 sessions with a bad
  *     verdict leave 1200 records of their own, the rest summed; after
  *     1200 keyed records, a new file is refused at FILE_INFO, saying
  *     when the ledger takes more;
@@ -170,6 +171,45 @@ static void check_drops(const char *dir)
 	free_kept(&use);
 }
 
+/* ends_unverdicted SOURCES FD OPT N: N sessions from 10.3.0.1 end
+ * without a verdict. */
+static void ends_unverdicted(struct ledger_sources *sources, int fd,
+			     const struct options *opt, int n)
+{
+	char err[LAB3_ERR_LEN];
+
+	for (int i = 0; i < n; i++) {
+		struct session t = { .opt = opt, .sources = sources,
+				     .ledger_fd = fd, .peer = "10.3.0.1:1" };
+
+		snprintf(t.error, sizeof(t.error), "refused");
+		record_end(&t, err, sizeof(err));
+	}
+}
+
+/* check_ledger_minutes: one source's sessions without a verdict over
+ * three minutes (its clock moved back by hand) leave one record a
+ * minute: its own, then a summing-up, which counts as the record of its
+ * minute. */
+static void check_ledger_minutes(int fd, const char *path,
+				 const struct options *opt)
+{
+	static struct ledger_sources sources;
+	char err[LAB3_ERR_LEN];
+	int lines = count_lines(path);
+
+	ends_unverdicted(&sources, fd, opt, 6);	/* minute 1: 1 and 5 */
+	for (int minute = 2; minute <= 3; minute++) {
+		sources.sources[0].first_ms -= UNVERDICTED_INTERVAL_S * 1000LL;
+		sources.sources[0].recorded -= UNVERDICTED_INTERVAL_S * 1000LL;
+		record_summaries(&sources, fd, 0, err, sizeof(err));
+		ends_unverdicted(&sources, fd, opt, 5);
+	}
+	check(count_lines(path) - lines == 3,
+	      "16 sessions without a verdict over 3 minutes: 3 records, "
+	      "one a minute");
+}
+
 static void check_ledger(const char *dir)
 {
 	static struct ledger_sources sources, one;
@@ -191,6 +231,7 @@ static void check_ledger(const char *dir)
 		}
 	check(count_lines(path) == LEDGER_SOURCES + 1,
 	      "257 addresses' 1028 sessions without a verdict: 257 records");
+	check_ledger_minutes(fd, path, &opt);
 	if (ftruncate(fd, 0) != 0)
 		check(0, "truncate the ledger");
 	for (int i = 0; i < 1500; i++) {
