@@ -377,6 +377,8 @@ static int recv_id(struct session *s)
 	if (s->roster != NULL && !lab3_roster_has(s->roster, s->id))
 		return give_up(s, LAB3_ERR_NO_KEY, "ID '%s' is not on this "
 			       "class's roster", s->id);
+	if (id_admitted(s) != 0)
+		return tell_error(s, LAB3_ERR_RESOURCES);
 	return 0;
 }
 

@@ -144,9 +144,14 @@ struct source_total {
  *     source has had fewer than SOURCE_RECORDS_PER_HOUR this hour, and
  *     while the ledger's disk has LEDGER_RESERVE free (kept for keyed
  *     records); else it is summed up too, and never refuses anyone;
- *   - a source has at most SOURCE_KEYS_PER_HOUR keyed records an hour:
- *     past them, a new file from it is refused at FILE_INFO
- *     (admit_file()), saying when the ledger takes it again;
+ *   - without a roster (-r), a source has at most SOURCE_KEYS_PER_HOUR
+ *     keyed records an hour: past them, a new file from it is refused at
+ *     FILE_INFO (admit_file()), saying when the ledger takes it again;
+ *   - with a roster, only roster IDs get keys, and each ID, not its
+ *     source, has at most ID_KEYS_PER_HOUR keyed records an hour: past
+ *     them, its ID is refused (id_admitted()), so that one student on a
+ *     shared host cannot take the others' keys for the hour; LEDGER_IDS
+ *     IDs are counted apart, then new ones share one more entry;
  *   - LEDGER_SOURCES sources are counted apart; when all of them are
  *     still needed (store.c stale()), new ones share one more
  *     entry, "(other addresses)", so that sources made up by the hundred
@@ -154,7 +159,9 @@ struct source_total {
 #define UNVERDICTED_INTERVAL_S 60
 #define SOURCE_RECORDS_PER_HOUR 1200
 #define SOURCE_KEYS_PER_HOUR 1200
+#define ID_KEYS_PER_HOUR 120
 #define LEDGER_SOURCES 256
+#define LEDGER_IDS 4096
 struct ledger_source {
 	char source[LAB3_SOURCE_LEN];
 	long long recorded;		/* lab3_now_ms() of its last record
@@ -167,10 +174,18 @@ struct ledger_source {
 	unsigned hour_records;		/* records of its own in that hour */
 	unsigned hour_keys;		/* of them, keyed */
 };
+struct ledger_id {
+	char id[LAB3_ID_MAX + 1];
+	long long hour_start;		/* lab3_now_ms(): its hour began */
+	unsigned hour_keys;		/* keyed records in that hour */
+};
 struct ledger_sources {
 	struct ledger_source sources[LEDGER_SOURCES + 1];	/* and the
 							 * shared one */
 	int n;
+	struct ledger_id ids[LEDGER_IDS + 1];	/* roster IDs; and a shared
+						 * one */
+	int nids;
 };
 
 /* A session's life around the lab's steps, in the serving loop. */
@@ -313,6 +328,7 @@ int record_end(struct session *s, char *err, size_t err_len);
 int record_summaries(struct ledger_sources *ls, int ledger_fd, int all,
 		     char *err, size_t err_len);
 long long next_summary(const struct ledger_sources *ls);
+int id_admitted(struct session *s);
 
 /* session.c: what a session's steps ask of the server that runs them: a
  * step that waits (STEP_WAIT, and when it runs out), the rate floor, and

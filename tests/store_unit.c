@@ -15,7 +15,8 @@
  *     minute (a summing-up is its minute's record); one address's 1500 sessions with a bad
  *     verdict leave 1200 records of their own, the rest summed; after
  *     1200 keyed records, a new file is refused at FILE_INFO, saying
- *     when the ledger takes more;
+ *     when the ledger takes more; with a roster, an ID's 121st key in
+ *     an hour is refused, not its address's next file;
  *   - a ledger edited by hand: a saved_as outside ID/NAME is not taken.
  * Each check prints "ok: ..." or "FAIL: ..."; the exit status is 1 if any
  * failed.
@@ -210,6 +211,56 @@ static void check_ledger_minutes(int fd, const char *path,
 	      "one a minute");
 }
 
+/* check_ledger_roster: with a roster, one student's keys on a shared
+ * host (10.5.0.1) count against that student's ID, not the address:
+ * after ID_KEYS_PER_HOUR of alice's, her ID is refused, bob's is not,
+ * and after SOURCE_KEYS_PER_HOUR from the address a new file from it is
+ * still admitted. */
+static void check_ledger_roster(int fd, const struct options *opt)
+{
+	static struct ledger_sources sources;
+	char *ids[] = { "alice", "bob" };
+	struct lab3_roster roster = { .ids = ids, .n = 2 };
+	char err[LAB3_ERR_LEN];
+	int alice_refused = -1;
+
+	for (int i = 0; i <= ID_KEYS_PER_HOUR && alice_refused < 0; i++) {
+		struct session t = { .opt = opt, .sources = &sources,
+				     .ledger_fd = fd, .peer = "10.5.0.1:1",
+				     .roster = &roster, .id = "alice" };
+
+		if (id_admitted(&t) != 0)
+			alice_refused = i;
+		else
+			record_session(&t, 1, err, sizeof(err));
+	}
+	check(alice_refused == ID_KEYS_PER_HOUR,
+	      "with a roster, an ID's 121st key in an hour is refused");
+	{
+		struct session t = { .opt = opt, .sources = &sources,
+				     .ledger_fd = fd, .peer = "10.5.0.1:2",
+				     .roster = &roster, .id = "bob" };
+
+		check(id_admitted(&t) == 0,
+		      "... and another ID's from the same address is not");
+	}
+	for (int i = ID_KEYS_PER_HOUR; i < SOURCE_KEYS_PER_HOUR; i++) {
+		struct session t = { .opt = opt, .sources = &sources,
+				     .ledger_fd = fd, .peer = "10.5.0.1:1",
+				     .roster = &roster, .id = "bob" };
+
+		record_session(&t, 1, err, sizeof(err));
+	}
+	{
+		struct session t = { .opt = opt, .sources = &sources,
+				     .ledger_fd = fd, .peer = "10.5.0.1:3",
+				     .roster = &roster };
+
+		check(admit_file(&t) == 0, "with a roster, 1200 keyed records "
+		      "from one address do not refuse its next file");
+	}
+}
+
 static void check_ledger(const char *dir)
 {
 	static struct ledger_sources sources, one;
@@ -257,6 +308,7 @@ static void check_ledger(const char *dir)
 		      strstr(t.error, "takes more in") != NULL,
 		      "after 1200 keyed records a file is refused at FILE_INFO");
 	}
+	check_ledger_roster(fd, &opt);
 	close(fd);
 }
 
