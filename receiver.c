@@ -377,8 +377,6 @@ static int recv_id(struct session *s)
 	if (s->roster != NULL && !lab3_roster_has(s->roster, s->id))
 		return give_up(s, LAB3_ERR_NO_KEY, "ID '%s' is not on this "
 			       "class's roster", s->id);
-	if (id_admitted(s) != 0)
-		return tell_error(s, LAB3_ERR_RESOURCES);
 	return 0;
 }
 
@@ -386,7 +384,9 @@ static int recv_id(struct session *s)
  * With -o, the verified file gets its final name first (the record names
  * it); with -l, the ledger's record of the session is written and synced
  * then: a crash in between may lose a key that the ledger lists, but can
- * never release one that it does not.  No saved file, no record: no key. */
+ * never release one that it does not.  No saved file, no record: no key;
+ * nor past the ledger's keys for this ID from this address this hour
+ * (key_admitted()). */
 static int send_key(struct session *s)
 {
 	struct lab3_msg msg = { .type = LAB3_MSG_KEY };
@@ -398,6 +398,10 @@ static int send_key(struct session *s)
 		ret = may_send(s);
 		if (ret != 0)
 			return ret;
+		/* (From here to the record, nothing waits: no other session
+		 * of this ID can slip in between the count and the check.) */
+		if (key_admitted(s) != 0)
+			return tell_error(s, LAB3_ERR_RESOURCES);
 		if (lab3_key_for_id(s->secret, s->id, msg.key.key) != 0)
 			return give_up(s, LAB3_ERR_INTERNAL,
 				       "cannot compute the key");

@@ -144,14 +144,16 @@ struct source_total {
  *     source has had fewer than SOURCE_RECORDS_PER_HOUR this hour, and
  *     while the ledger's disk has LEDGER_RESERVE free (kept for keyed
  *     records); else it is summed up too, and never refuses anyone;
- *   - without a roster (-r), a source has at most SOURCE_KEYS_PER_HOUR
- *     keyed records an hour: past them, a new file from it is refused at
- *     FILE_INFO (admit_file()), saying when the ledger takes it again;
- *   - with a roster, only roster IDs get keys, and each ID, not its
- *     source, has at most ID_KEYS_PER_HOUR keyed records an hour: past
- *     them, its ID is refused (id_admitted()), so that one student on a
- *     shared host cannot take the others' keys for the hour; LEDGER_IDS
- *     IDs are counted apart, then new ones share one more entry;
+ *   - a source has at most SOURCE_KEYS_PER_HOUR keyed records an hour:
+ *     past them, a new file from it is refused at FILE_INFO
+ *     (admit_file()), saying when the ledger takes it again;
+ *   - one ID from one source has at most PAIR_KEYS_PER_HOUR of them:
+ *     past them, its key is refused (key_admitted()), so that one
+ *     student's sender run in a loop on a shared host cannot use up its
+ *     classmates' keys for the hour.  LEDGER_PAIRS (source, ID) pairs
+ *     are counted; when all of them still count, a new pair has only
+ *     its source's limit (never a count shared with others, which
+ *     would let made-up pairs refuse a real one);
  *   - LEDGER_SOURCES sources are counted apart; when all of them are
  *     still needed (store.c stale()), new ones share one more
  *     entry, "(other addresses)", so that sources made up by the hundred
@@ -159,9 +161,9 @@ struct source_total {
 #define UNVERDICTED_INTERVAL_S 60
 #define SOURCE_RECORDS_PER_HOUR 1200
 #define SOURCE_KEYS_PER_HOUR 1200
-#define ID_KEYS_PER_HOUR 120
+#define PAIR_KEYS_PER_HOUR 120
 #define LEDGER_SOURCES 256
-#define LEDGER_IDS 4096
+#define LEDGER_PAIRS 2048
 struct ledger_source {
 	char source[LAB3_SOURCE_LEN];
 	long long recorded;		/* lab3_now_ms() of its last record
@@ -174,7 +176,8 @@ struct ledger_source {
 	unsigned hour_records;		/* records of its own in that hour */
 	unsigned hour_keys;		/* of them, keyed */
 };
-struct ledger_id {
+struct ledger_pair {
+	char source[LAB3_SOURCE_LEN];
 	char id[LAB3_ID_MAX + 1];
 	long long hour_start;		/* lab3_now_ms(): its hour began */
 	unsigned hour_keys;		/* keyed records in that hour */
@@ -183,9 +186,8 @@ struct ledger_sources {
 	struct ledger_source sources[LEDGER_SOURCES + 1];	/* and the
 							 * shared one */
 	int n;
-	struct ledger_id ids[LEDGER_IDS + 1];	/* roster IDs; and a shared
-						 * one */
-	int nids;
+	struct ledger_pair pairs[LEDGER_PAIRS];
+	int npairs;
 };
 
 /* A session's life around the lab's steps, in the serving loop. */
@@ -328,7 +330,7 @@ int record_end(struct session *s, char *err, size_t err_len);
 int record_summaries(struct ledger_sources *ls, int ledger_fd, int all,
 		     char *err, size_t err_len);
 long long next_summary(const struct ledger_sources *ls);
-int id_admitted(struct session *s);
+int key_admitted(struct session *s);
 
 /* session.c: what a session's steps ask of the server that runs them: a
  * step that waits (STEP_WAIT, and when it runs out), the rate floor, and

@@ -455,25 +455,31 @@ static struct ledger_source *ledger_source(struct ledger_sources *ls,
 	return e;
 }
 
-/* ledger_id: S's ID in LS (a roster ID's count of keys), added if new
- * (in the place of one whose hour is over when LS is full, else in the
- * shared last entry), its hour begun again if it is over. */
-static struct ledger_id *ledger_id(struct ledger_sources *ls,
-				   const struct session *s)
+/* ledger_pair: S's source and ID in LS, added if new (in the place of
+ * one whose hour is over, if LS is full), its hour begun again if it
+ * is over; NULL when LS is full of pairs that still count. */
+static struct ledger_pair *ledger_pair(struct ledger_sources *ls,
+				       const struct session *s)
 {
-	struct ledger_id *e = NULL;
+	char source[LAB3_SOURCE_LEN];
+	struct ledger_pair *e = NULL;
 	long long now = lab3_now_ms();
 
-	for (int i = 0; i < ls->nids && e == NULL; i++)
-		if (strcmp(ls->ids[i].id, s->id) == 0)
-			e = &ls->ids[i];
-	for (int i = 0; i < ls->nids && i < LEDGER_IDS && e == NULL; i++)
-		if (now - ls->ids[i].hour_start >= 3600 * 1000LL)
-			e = &ls->ids[i];
+	peer_source(s->peer, source, sizeof(source));
+	for (int i = 0; i < ls->npairs && e == NULL; i++)
+		if (strcmp(ls->pairs[i].id, s->id) == 0 &&
+		    strcmp(ls->pairs[i].source, source) == 0)
+			e = &ls->pairs[i];
+	if (e == NULL && ls->npairs < LEDGER_PAIRS)
+		e = &ls->pairs[ls->npairs++];
+	for (int i = 0; i < ls->npairs && e == NULL; i++)
+		if (now - ls->pairs[i].hour_start >= 3600 * 1000LL)
+			e = &ls->pairs[i];
 	if (e == NULL)
-		e = &ls->ids[ls->nids < LEDGER_IDS ? ls->nids++ : LEDGER_IDS];
-	if (strcmp(e->id, s->id) != 0 && e != &ls->ids[LEDGER_IDS]) {
-		*e = (struct ledger_id){ .hour_start = now };
+		return NULL;
+	if (strcmp(e->id, s->id) != 0 || strcmp(e->source, source) != 0) {
+		*e = (struct ledger_pair){ .hour_start = now };
+		snprintf(e->source, sizeof(e->source), "%s", source);
 		snprintf(e->id, sizeof(e->id), "%s", s->id);
 	}
 	if (now - e->hour_start >= 3600 * 1000LL) {
@@ -483,38 +489,38 @@ static struct ledger_id *ledger_id(struct ledger_sources *ls,
 	return e;
 }
 
-/* id_admitted: at ID, with a roster and -l: whether the ledger takes
- * another keyed record of S's ID: fewer than ID_KEYS_PER_HOUR this hour.
- * 0, or -1 with s->error saying when it takes more. */
-int id_admitted(struct session *s)
+/* key_admitted: with -l, just before S's key is recorded: whether the
+ * ledger takes another keyed record of S's ID from S's source: fewer
+ * than PAIR_KEYS_PER_HOUR this hour.  0, or -1 with s->error saying when
+ * it takes more. */
+int key_admitted(struct session *s)
 {
-	struct ledger_id *e;
+	struct ledger_pair *e;
 	long long left_ms;
 
-	if (s->roster == NULL || s->sources == NULL || s->ledger_fd < 0)
+	if (s->sources == NULL || s->ledger_fd < 0)
 		return 0;
-	e = ledger_id(s->sources, s);
-	if (e->hour_keys < ID_KEYS_PER_HOUR)
+	e = ledger_pair(s->sources, s);
+	if (e == NULL || e->hour_keys < PAIR_KEYS_PER_HOUR)
 		return 0;
 	left_ms = e->hour_start + 3600 * 1000LL - lab3_now_ms();
 	snprintf(s->error, sizeof(s->error), "the ledger has taken %u "
-		 "records of keys for ID '%s' this hour, its limit: it takes "
-		 "more in %lld min", e->hour_keys, s->id,
+		 "records of keys for ID '%s' from your address this hour, "
+		 "its limit: it takes more in %lld min", e->hour_keys, s->id,
 		 (left_ms + 59999) / 60000);
 	return -1;
 }
 
 /* ledger_room: whether the ledger takes a keyed record from S's source:
- * without a roster, fewer than SOURCE_KEYS_PER_HOUR this hour (with one,
- * each ID's count is id_admitted()'s).  (Sessions without a key never
- * refuse a file: past their own limit they are summed up.)  0, or -1
- * with s->error saying when it takes more. */
+ * fewer than SOURCE_KEYS_PER_HOUR this hour.  (Sessions without a key
+ * never refuse a file: past their own limit they are summed up.)  0, or
+ * -1 with s->error saying when it takes more. */
 static int ledger_room(struct session *s)
 {
 	struct ledger_source *e = ledger_source(s->sources, s);
 	long long left_ms = e->hour_start + 3600 * 1000LL - lab3_now_ms();
 
-	if (s->roster != NULL || e->hour_keys < SOURCE_KEYS_PER_HOUR)
+	if (e->hour_keys < SOURCE_KEYS_PER_HOUR)
 		return 0;
 	snprintf(s->error, sizeof(s->error), "the ledger has taken %u "
 		 "records of keys from your address this hour, its limit: it "
@@ -565,19 +571,21 @@ int record_session(struct session *s, int key_sent, char *err,
 	int ret;
 
 	s->recorded = 1;
-	if (s->sources != NULL) {
-		struct ledger_source *e = ledger_source(s->sources, s);
-
-		e->hour_records++;
-		e->hour_keys += key_sent != 0;
-		if (key_sent && s->roster != NULL)
-			ledger_id(s->sources, s)->hour_keys++;
-	}
 	ret = lab3_ledger_append(s->ledger_fd, &rec);
 	if (ret != 0) {
 		snprintf(err, err_len, "cannot write ledger %.120s: %s",
 			 s->opt->ledger, strerror(-ret));
 		return -1;
+	}
+	if (s->sources != NULL) {
+		struct ledger_source *e = ledger_source(s->sources, s);
+		struct ledger_pair *pair = key_sent ?
+			ledger_pair(s->sources, s) : NULL;
+
+		e->hour_records++;
+		e->hour_keys += key_sent != 0;
+		if (pair != NULL)
+			pair->hour_keys++;
 	}
 	return 0;
 }

@@ -119,8 +119,9 @@ chromium_dom() {
 	}
 }
 
-# two_at_once FUNCTION ARG...: FUNCTION ARG for each ARG, two at a time,
-# each in the background with RXE_VM_CPUS=1, and wait for them all.  For
+# two_at_once FUNCTION ARG...: FUNCTION ARG for each ARG, two at a time
+# (one on a host of one CPU), each in the background with RXE_VM_CPUS=1,
+# and wait for them all.  For
 # the slow suite's gradings: two beds of 1 virtual CPU on 2 CPUs grade
 # two senders in about 170 s where one at a time takes about 285 (each
 # bed a fifth slower: larger-than-memory 70 to 76 s of its 120 s limit;
@@ -128,10 +129,11 @@ chromium_dom() {
 # it leaves its results in files, and a `fail` there ends only itself;
 # check the files once this returns.
 two_at_once() {
-	local fn=$1 arg running=0
+	local fn=$1 arg running=0 slots=2
 	shift
+	[ "$(nproc)" -ge 2 ] || slots=1
 	for arg in "$@"; do
-		if [ "$running" -ge 2 ]; then
+		if [ "$running" -ge "$slots" ]; then
 			wait -n
 			running=$((running - 1))
 		fi

@@ -15,8 +15,8 @@
  *     minute (a summing-up is its minute's record); one address's 1500 sessions with a bad
  *     verdict leave 1200 records of their own, the rest summed; after
  *     1200 keyed records, a new file is refused at FILE_INFO, saying
- *     when the ledger takes more; with a roster, an ID's 121st key in
- *     an hour is refused, not its address's next file;
+ *     when the ledger takes more; one ID's 121st key in an hour from
+ *     one address is refused, and no one else's;
  *   - a ledger edited by hand: a saved_as outside ID/NAME is not taken.
  * Each check prints "ok: ..." or "FAIL: ..."; the exit status is 1 if any
  * failed.
@@ -211,54 +211,58 @@ static void check_ledger_minutes(int fd, const char *path,
 	      "one a minute");
 }
 
-/* check_ledger_roster: with a roster, one student's keys on a shared
- * host (10.5.0.1) count against that student's ID, not the address:
- * after ID_KEYS_PER_HOUR of alice's, her ID is refused, bob's is not,
- * and after SOURCE_KEYS_PER_HOUR from the address a new file from it is
- * still admitted. */
-static void check_ledger_roster(int fd, const struct options *opt)
+/* keyed FD OPT SOURCES PEER ID: a session of ID from PEER whose key the
+ * ledger takes, if key_admitted() lets it: 1 if it did, else 0. */
+static int keyed(int fd, const struct options *opt,
+		 struct ledger_sources *sources, const char *peer,
+		 const char *id)
+{
+	struct session t = { .opt = opt, .sources = sources, .ledger_fd = fd };
+	char err[LAB3_ERR_LEN];
+
+	snprintf(t.peer, sizeof(t.peer), "%s", peer);
+	snprintf(t.id, sizeof(t.id), "%s", id);
+	if (key_admitted(&t) != 0)
+		return 0;
+	return record_session(&t, 1, err, sizeof(err)) == 0;
+}
+
+/* check_ledger_pairs: one student's keys on a shared host (10.5.0.1)
+ * count against that student's ID from that address, not the address
+ * alone: after 120 of alice's, her next is refused; bob's from the same
+ * address is not, nor alice's from another; a record that could not be
+ * written counts for nothing; and once every pair is counting, a new
+ * pair is not refused (made-up pairs share no count with a real one). */
+static void check_ledger_pairs(int fd, const struct options *opt)
 {
 	static struct ledger_sources sources;
-	char *ids[] = { "alice", "bob" };
-	struct lab3_roster roster = { .ids = ids, .n = 2 };
-	char err[LAB3_ERR_LEN];
-	int alice_refused = -1;
+	int n = 0;
 
-	for (int i = 0; i <= ID_KEYS_PER_HOUR && alice_refused < 0; i++) {
-		struct session t = { .opt = opt, .sources = &sources,
-				     .ledger_fd = fd, .peer = "10.5.0.1:1",
-				     .roster = &roster, .id = "alice" };
+	while (n <= PAIR_KEYS_PER_HOUR &&
+	       keyed(fd, opt, &sources, "10.5.0.1:1", "alice"))
+		n++;
+	check(n == PAIR_KEYS_PER_HOUR,
+	      "an ID's 121st key in an hour from one address is refused");
+	check(keyed(fd, opt, &sources, "10.5.0.1:2", "bob"),
+	      "... and another ID's from the same address is not");
+	check(keyed(fd, opt, &sources, "10.6.0.1:1", "alice"),
+	      "... nor the same ID's from another address");
+	for (int i = 0; i < PAIR_KEYS_PER_HOUR; i++)
+		keyed(-1, opt, &sources, "10.5.0.1:3", "carol");
+	check(keyed(fd, opt, &sources, "10.5.0.1:3", "carol"),
+	      "keys whose records could not be written count for nothing");
+	for (int i = 0; i < LEDGER_PAIRS; i++) {
+		char id[16];
 
-		if (id_admitted(&t) != 0)
-			alice_refused = i;
-		else
-			record_session(&t, 1, err, sizeof(err));
+		snprintf(id, sizeof(id), "made-up-%d", i);
+		keyed(fd, opt, &sources, "10.7.0.1:1", id);
 	}
-	check(alice_refused == ID_KEYS_PER_HOUR,
-	      "with a roster, an ID's 121st key in an hour is refused");
-	{
-		struct session t = { .opt = opt, .sources = &sources,
-				     .ledger_fd = fd, .peer = "10.5.0.1:2",
-				     .roster = &roster, .id = "bob" };
-
-		check(id_admitted(&t) == 0,
-		      "... and another ID's from the same address is not");
-	}
-	for (int i = ID_KEYS_PER_HOUR; i < SOURCE_KEYS_PER_HOUR; i++) {
-		struct session t = { .opt = opt, .sources = &sources,
-				     .ledger_fd = fd, .peer = "10.5.0.1:1",
-				     .roster = &roster, .id = "bob" };
-
-		record_session(&t, 1, err, sizeof(err));
-	}
-	{
-		struct session t = { .opt = opt, .sources = &sources,
-				     .ledger_fd = fd, .peer = "10.5.0.1:3",
-				     .roster = &roster };
-
-		check(admit_file(&t) == 0, "with a roster, 1200 keyed records "
-		      "from one address do not refuse its next file");
-	}
+	n = 0;
+	while (n <= PAIR_KEYS_PER_HOUR &&
+	       keyed(fd, opt, &sources, "10.8.0.1:1", "dave"))
+		n++;
+	check(n > PAIR_KEYS_PER_HOUR, "with every pair counting, a new "
+	      "pair has its address's limit only, no shared count");
 }
 
 static void check_ledger(const char *dir)
@@ -308,7 +312,7 @@ static void check_ledger(const char *dir)
 		      strstr(t.error, "takes more in") != NULL,
 		      "after 1200 keyed records a file is refused at FILE_INFO");
 	}
-	check_ledger_roster(fd, &opt);
+	check_ledger_pairs(fd, &opt);
 	close(fd);
 }
 

@@ -295,15 +295,23 @@ sorted() {
 	tr -s ' \t\n' '\n' <<<"$1" | grep . | sort | tr '\n' ' '
 }
 
-# mutants_of PART: the mutants of PART, or of them those GRADER_ONLY names.
+# mutants_of PART: MUTANTS, the mutants of PART, sorted, or of them those
+# GRADER_ONLY names (a name in GRADER_ONLY that is no mutant fails the
+# test).
 mutants_of() {
 	local name
+	for name in ${GRADER_ONLY:-}; do
+		[ -n "${PART[$name]:-}" ] ||
+			fail "GRADER_ONLY names '$name', which is no mutant of tests/slow/grader-mutants.sh"
+	done
+	MUTANTS=()
 	for name in "${!PART[@]}"; do
 		[ "${PART[$name]}" = "$1" ] || continue
 		[ -z "${GRADER_ONLY:-}" ] || [[ " $GRADER_ONLY " == *" $name "* ]] ||
 			continue
-		echo "$name"
-	done | sort
+		MUTANTS+=("$name")
+	done
+	mapfile -t MUTANTS < <(printf '%s\n' ${MUTANTS[@]+"${MUTANTS[@]}"} | sed '/^$/d' | sort)
 }
 
 # build_mutant NAME: its sender, in SENDERS[NAME].
