@@ -82,11 +82,14 @@ mutant done-before-writes sender.c \
 mutant done-before-writes sender.c \
 	'while ((ret = lab3_post_msg(&s->conn, &msg)) == -EAGAIN) {' \
 	'while ((ret = 0) != 0) {'
-LOSES[done-before-writes]="lab-odd-size lab-one-window lab-few-mib
-	many-windows larger-than-memory"
+LOSES[done-before-writes]="lab-one-window lab-few-mib larger-than-memory"
 # (bad-verdict: the evil receiver hashes what arrived at the DONE, which
-# the WRITEs may not have reached yet.)
-MAYLOSE[done-before-writes]="lab-one-byte bad-verdict"
+# the WRITEs may not have reached yet.  lab-odd-size's chunk of 1 MB and
+# many-windows' of 256 KiB: in a bed of 2 virtual CPUs they were lost
+# every time; in beds of 1, as this suite and a class's grading run,
+# the receiver is not scheduled until the kernel has placed the WRITEs
+# behind the DONE, and both passed in the first run of 2ab2892.)
+MAYLOSE[done-before-writes]="lab-one-byte lab-odd-size many-windows bad-verdict"
 
 # The ID sent before the verdict has come.  (With an empty file the
 # receiver has nothing to hash: it answers the DONE of 0 bytes with its
