@@ -24,7 +24,9 @@
 #     as busy, naming the limit, while another address is served;
 #   - sessions without a verdict (failed before FILE_INFO, or refused at
 #     it) cost the ledger one record per address per minute, and one
-#     that sums up the rest at the end.
+#     that sums up the rest at the end;
+#   - one ID from one address: 120 keys, then its key is refused (exit
+#     4), and a classmate's from that address is not.
 . tests/e2e/lib.sh
 
 [ -n "${RXE_ADDR6:-}" ] || fail "RXE_ADDR6 is not set: the bed gave no IPv6 address"
@@ -255,4 +257,28 @@ stop_receiver
 expect_status 0 "$RX_STATUS" "the receiver with --address-sessions after SIGTERM"
 tail -n 1 "$TEST_TMP/ledger3" | grep -q '"peer":"198.18.0.1",.*"error":"10 sessions from this address ended without a key since .* (recorded together); the last: file of 300000 bytes is over the receiver.s limit of 200000 bytes"' ||
 	fail "the last record does not sum up the sessions without a verdict: $(tail -n 1 "$TEST_TMP/ledger3")"
-echo "quotas: --keep, --address-max (and a restart), --id-max, a roster on a shared host, the amplifier, --address-sessions, sessions without a verdict"
+
+# One ID from one address has 120 keys an hour: a student's sender run
+# in a loop on a shared host is refused its 121st key (exit 4, naming
+# the limit), and a classmate at that address is still keyed.
+start_receiver -l "$TEST_TMP/ledger4" -k "$TEST_TMP/secret" ||
+	fail "no receiver for the keys' limit"
+make_file "$TEST_TMP/empty" 0
+for ((i = 1; i <= 120; i++)); do
+	./sender -q -i looper "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/empty" \
+		>/dev/null 2>"$TEST_TMP/looper.err" ||
+		fail "the looper's key $i of 120: $(cat "$TEST_TMP/looper.err")"
+	next_line 30 >/dev/null || fail "no summary line of the looper's key $i"
+done
+SESSION=120
+run_sender -i looper "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/empty"
+expect_sender_fails 4 "the ledger has taken 120 records of keys for ID 'looper' from your address this hour, its limit: it takes more in [0-9]+ min$" \
+	"the looper's 121st key in an hour"
+expect_summary "id looper, 0 bytes, verdict good, .*failed: the ledger has taken 120" \
+	"the looper's 121st key"
+keyed "a classmate at the looper's address" "$RXE_ADDR" classmate "$TEST_TMP/f100k" 100000
+stop_receiver
+expect_status 0 "$RX_STATUS" "the receiver after the keys' limit"
+[ "$(grep -c '"key_sent":true' "$TEST_TMP/ledger4")" -eq 121 ] ||
+	fail "the ledger has $(grep -c '"key_sent":true' "$TEST_TMP/ledger4") keyed records, expected 121 (the looper's 120, the classmate's)"
+echo "quotas: --keep, --address-max (and a restart), --id-max, a roster on a shared host, the amplifier, --address-sessions, sessions without a verdict, one ID's keys from one address"
