@@ -265,7 +265,7 @@ test-long: deps
 # The slowest suites: tests/slow/*.test (the grader graded on the
 # reference, the skeleton and eighteen mutants, the Gradescope package,
 # every hostile submission, the kit's make check and demo, the pair on a
-# second kernel series): about 70 minutes, in three groups of at most 25
+# second kernel series): about 60 minutes, in three groups of at most 25
 # (each test's "# slow-group: N" line).  SLOW_GROUP=N runs group N only:
 # CI runs group `git rev-list --count HEAD` mod 3: a landing of one
 # commit takes the next group, so over three landings each runs (one of
