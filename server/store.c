@@ -462,29 +462,27 @@ static struct ledger_pair *ledger_pair(struct ledger_sources *ls,
 				       const struct session *s)
 {
 	char source[LAB3_SOURCE_LEN];
-	struct ledger_pair *e = NULL;
+	struct ledger_pair *e = NULL, *over = NULL;
 	long long now = lab3_now_ms();
 
 	peer_source(s->peer, source, sizeof(source));
-	for (int i = 0; i < ls->npairs && e == NULL; i++)
-		if (strcmp(ls->pairs[i].id, s->id) == 0 &&
-		    strcmp(ls->pairs[i].source, source) == 0)
-			e = &ls->pairs[i];
-	if (e == NULL && ls->npairs < LEDGER_PAIRS)
-		e = &ls->pairs[ls->npairs++];
-	for (int i = 0; i < ls->npairs && e == NULL; i++)
-		if (now - ls->pairs[i].hour_start >= 3600 * 1000LL)
-			e = &ls->pairs[i];
-	if (e == NULL)
-		return NULL;
-	if (strcmp(e->id, s->id) != 0 || strcmp(e->source, source) != 0) {
+	for (int i = 0; i < ls->npairs && e == NULL; i++) {
+		struct ledger_pair *p = &ls->pairs[i];
+
+		if (strcmp(p->id, s->id) == 0 &&
+		    strcmp(p->source, source) == 0)
+			e = p;
+		else if (over == NULL && now - p->hour_start >= 3600 * 1000LL)
+			over = p;
+	}
+	if (e != NULL && now - e->hour_start < 3600 * 1000LL)
+		return e;
+	if (e == NULL)	/* a new pair: a free place, or one whose hour is over */
+		e = ls->npairs < LEDGER_PAIRS ? &ls->pairs[ls->npairs++] : over;
+	if (e != NULL) {	/* (or its own hour over: a new hour) */
 		*e = (struct ledger_pair){ .hour_start = now };
 		snprintf(e->source, sizeof(e->source), "%s", source);
 		snprintf(e->id, sizeof(e->id), "%s", s->id);
-	}
-	if (now - e->hour_start >= 3600 * 1000LL) {
-		e->hour_start = now;
-		e->hour_keys = 0;
 	}
 	return e;
 }
@@ -504,10 +502,11 @@ int key_admitted(struct session *s)
 	if (e == NULL || e->hour_keys < PAIR_KEYS_PER_HOUR)
 		return 0;
 	left_ms = e->hour_start + 3600 * 1000LL - lab3_now_ms();
-	snprintf(s->error, sizeof(s->error), "the ledger has taken %u "
-		 "records of keys for ID '%s' from your address this hour, "
-		 "its limit: it takes more in %lld min", e->hour_keys, s->id,
-		 (left_ms + 59999) / 60000);
+	/* (Without the ID, which the sender knows: the reason of an ERROR
+	 * holds LAB3_REASON_MAX bytes, and an ID up to 63.) */
+	snprintf(s->error, sizeof(s->error), "your ID has had %u keys from "
+		 "your address this hour, its limit: the ledger takes more in "
+		 "%lld min", e->hour_keys, (left_ms + 59999) / 60000);
 	return -1;
 }
 

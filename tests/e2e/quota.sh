@@ -272,9 +272,9 @@ for ((i = 1; i <= 120; i++)); do
 done
 SESSION=120
 run_sender -i looper "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/empty"
-expect_sender_fails 4 "the ledger has taken 120 records of keys for ID 'looper' from your address this hour, its limit: it takes more in [0-9]+ min$" \
+expect_sender_fails 4 "refused: your ID has had 120 keys from your address this hour, its limit: the ledger takes more in [0-9]+ min$" \
 	"the looper's 121st key in an hour"
-expect_summary "id looper, 0 bytes, verdict good, .*failed: the ledger has taken 120" \
+expect_summary "id looper, 0 bytes, verdict good, .*failed: your ID has had 120 keys" \
 	"the looper's 121st key"
 keyed "a classmate at the looper's address" "$RXE_ADDR" classmate "$TEST_TMP/f100k" 100000
 stop_receiver
