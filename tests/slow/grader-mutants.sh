@@ -307,14 +307,12 @@ mutants_of() {
 		[ -n "${PART[$name]:-}" ] ||
 			fail "GRADER_ONLY names '$name', which is no mutant of tests/slow/grader-mutants.sh"
 	done
-	MUTANTS=()
-	for name in "${!PART[@]}"; do
+	mapfile -t MUTANTS < <(for name in "${!PART[@]}"; do
 		[ "${PART[$name]}" = "$1" ] || continue
 		[ -z "${GRADER_ONLY:-}" ] || [[ " $GRADER_ONLY " == *" $name "* ]] ||
 			continue
-		MUTANTS+=("$name")
-	done
-	mapfile -t MUTANTS < <(printf '%s\n' ${MUTANTS[@]+"${MUTANTS[@]}"} | sed '/^$/d' | sort)
+		echo "$name"
+	done | sort)
 }
 
 # build_mutant NAME: its sender, in SENDERS[NAME].
