@@ -196,15 +196,15 @@ static void take_peer_error(struct lab3_conn *conn, const struct lab3_msg *msg)
 /* take_recv: a message arrived in receive buffer SLOT: check and decode
  * it, and put it in the inbox (a peer's ERROR becomes the connection's
  * error instead).  Returns 1 when the buffer is to be posted again: not
- * once the connection has failed, so that a peer that goes on sending
- * then finds no receive, and cannot keep the CQ busy for as long as it
+ * once the connection has failed, this message's failure included (the
+ * peer's ERROR, one too many), so that a peer that goes on sending then
+ * finds no receive, and cannot keep the CQ busy for as long as it
  * likes. */
 static int take_recv(struct lab3_conn *conn, const struct ibv_wc *wc,
 		     uint64_t slot)
 {
 	char why[LAB3_ERR_LEN - 32];
 	struct lab3_msg msg;
-	int again;
 
 	if (wc->opcode != IBV_WC_RECV) {
 		/* e.g. an RDMA WRITE with immediate data, not a SEND */
@@ -219,7 +219,6 @@ static int take_recv(struct lab3_conn *conn, const struct ibv_wc *wc,
 	}
 	if (conn->verbose)
 		conn_trace_msg(conn, "received", &msg, wc->byte_len);
-	again = conn->error == 0;
 	conn->heard = 1;
 	if (msg.type == LAB3_MSG_ERROR)
 		take_peer_error(conn, &msg);
@@ -228,7 +227,7 @@ static int take_recv(struct lab3_conn *conn, const struct ibv_wc *wc,
 			   "messages than it may");
 	else
 		conn->inbox[conn->ninbox++] = msg;
-	return again;
+	return conn->error == 0;
 }
 
 /* take_sent: a SEND or an RDMA WRITE completed: its credit comes back,

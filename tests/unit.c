@@ -25,6 +25,7 @@
 #include "../cli/args.h"
 #include "../cli/json.h"
 #include "../common.h"
+#include "../conn_internal.h"
 #include "../rules.h"
 #include "../server/ledger.h"
 #include "../server/listener.h"
@@ -3433,6 +3434,64 @@ static void test_key_then_error(void)
 		     "a flush");
 }
 
+/* received: a receive completion (status success, opcode RECV) of MSG,
+ * encoded into receive buffer 0 of C (whose msgs is BUF): what
+ * conn_take_wc() says of it (1: post the buffer again). */
+static int received(struct lab3_conn *c, union lab3_wire_msg *buf,
+		    const struct lab3_msg *msg)
+{
+	struct ibv_wc wc = {
+		.wr_id = WR_ID(WR_RECV, 0),
+		.status = IBV_WC_SUCCESS,
+		.opcode = IBV_WC_RECV,
+	};
+
+	c->msgs = buf;
+	wc.byte_len = (uint32_t)lab3_encode(msg, &buf[0]);
+	return conn_take_wc(c, &wc);
+}
+
+/* test_no_recv_after_error: a receive is posted again only while the
+ * connection stands.  The peer's ERROR fails it: that buffer is not
+ * posted again (a peer that goes on sending finds no receive), and
+ * neither is one whose message arrives after a failure of ours. */
+static void test_no_recv_after_error(void)
+{
+	union lab3_wire_msg buf[LAB3_RECV_DEPTH];
+	struct lab3_msg region = { .type = LAB3_MSG_REGION };
+	struct lab3_msg error = { .type = LAB3_MSG_ERROR };
+	struct lab3_conn c = { .prog = "unit", .connected = 1 };
+	int again;
+
+	region.region.length = 4096;
+	region.region.rkey = 1;
+	again = received(&c, buf, &region);
+	if (again != 1 || c.ninbox != 1)
+		fail("conn: a REGION's receive is posted again", "%d, inbox "
+		     "%d; expected 1, 1 (%s)", again, c.ninbox, c.err);
+	else
+		pass("conn: a REGION's receive is posted again");
+
+	error.error.code = LAB3_ERR_RESOURCES;
+	snprintf(error.error.reason, sizeof(error.error.reason), "no room");
+	again = received(&c, buf, &error);
+	if (again != 0 || c.error != -EREMOTEIO)
+		fail("conn: the peer's ERROR's receive is not posted again",
+		     "%d (error %d); expected 0 (error %d)", again, c.error,
+		     -EREMOTEIO);
+	else
+		pass("conn: the peer's ERROR's receive is not posted again");
+
+	c = (struct lab3_conn) { .prog = "unit", .error = -ETIMEDOUT };
+	again = received(&c, buf, &region);
+	if (again != 0)
+		fail("conn: no receive is posted again once the connection "
+		     "has failed", "%d; expected 0", again);
+	else
+		pass("conn: no receive is posted again once the connection "
+		     "has failed");
+}
+
 /* ---- Quotas: the sources they count by, the files --keep drops ---- */
 
 /* expect_source: peer_source() of PEER is WANT. */
@@ -3521,6 +3580,7 @@ int main(void)
 	test_sources();
 	test_roster();
 	test_key_then_error();
+	test_no_recv_after_error();
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed == 0 ? 0 : 1;
 }

@@ -11,7 +11,9 @@
 #	                              unwritten; sets STAGE_STATUS[N] (pass,
 #	                              fail, "not written yet", "not reached"),
 #	                              STAGE_WHY[N] and STAGE_NEXT
-#	stages_print [ONLY]           the table, and the next thing to do
+#	stages_print [ONLY]           the table, the next thing to do, and
+#	                              beside it the line the run stopped at
+#	                              (the sender's first on stderr)
 #	stages_json FILE              the stages as RUN.json's "stages" (for
 #	                              scripts/lib/chart.py)
 #
@@ -27,7 +29,7 @@
 
 STAGE_FILE=scripts/lib/stages.txt
 STAGE_NAME=() STAGE_SHOWS=() STAGE_TODOS=() STAGE_STATUS=() STAGE_WHY=()
-STAGE_LAST=0 STAGE_NEXT=
+STAGE_LAST=0 STAGE_NEXT= STAGE_SAID=
 
 # unwritten_todos SRC_DIR: each TODO still a stub in SRC_DIR's sender.c,
 # client.c and common.c, as "NAME|FILE" lines.
@@ -95,6 +97,7 @@ stages_read() {
 	done <"$STAGE_FILE"
 	RUN_NAME=$(sed -n 's/^TRACED //p' "$STAGE_LINES" | head -n 1)
 	said=$(sed -n 's/^SAID //p' "$STAGE_LINES" | head -n 1)
+	STAGE_SAID=$said
 	# The TODO the run stopped at: the kit's line "NAME not implemented".
 	STUB= STUB_STAGE=
 	for ((n = 1; n <= STAGE_LAST; n++)); do
@@ -146,8 +149,10 @@ stages_read() {
 	done
 }
 
-# stages_print [ONLY]: the table (stage ONLY's row alone, if given), and
-# what to do next.
+# stages_print [ONLY]: the table (stage ONLY's row alone, if given), what
+# to do next, and the line the traced run stopped at: at a TODO not yet
+# written, its "NAME not implemented", which names the same TODO as the
+# pointer (kit-steps.test checks both at every step).
 stages_print() {
 	local n
 	printf '%-5s %-22s %s\n' stage "" result
@@ -157,6 +162,8 @@ stages_print() {
 			"${STAGE_STATUS[n]}" "${STAGE_WHY[n]:+: ${STAGE_WHY[n]}}"
 	done
 	[ -z "$STAGE_NEXT" ] || echo "next: $STAGE_NEXT"
+	[ -z "$STAGE_NEXT" ] || [ -z "$STAGE_SAID" ] ||
+		echo "      where your run stopped: $STAGE_SAID"
 }
 
 # stages_json FILE: {"stages": [...]} with each stage's number, name,
