@@ -3492,6 +3492,95 @@ static void test_no_recv_after_error(void)
 		     "has failed");
 }
 
+/* A CQ of no device, for the wait's own logic: its completions come
+ * from fake_cq_poll (one SEND's, once late_at has passed), and arming it
+ * does nothing.  Its completion channel and the CM channel are pipes that
+ * nothing writes: no completion event ever comes. */
+static long long late_at;
+static int late_left;
+
+static int fake_cq_poll(struct ibv_cq *cq, int max, struct ibv_wc *wc)
+{
+	(void)cq;
+	if (late_left == 0 || max < 1 || lab3_now_ms() < late_at)
+		return 0;
+	late_left--;
+	wc[0] = (struct ibv_wc) { .wr_id = WR_ID(WR_SEND, 0),
+				  .status = IBV_WC_SUCCESS,
+				  .opcode = IBV_WC_SEND };
+	return 1;
+}
+
+static int fake_cq_arm(struct ibv_cq *cq, int solicited_only)
+{
+	(void)cq;
+	(void)solicited_only;
+	return 0;
+}
+
+/* wait_for_late_send: lab3_wait(C, 200) while our one SEND's completion
+ * reaches the CQ 50 ms into the wait, its event never; the wait's
+ * result, and how long it took in *MS. */
+static int wait_for_late_send(struct lab3_conn *c, long long *ms)
+{
+	static struct ibv_context ctx;
+	static struct ibv_cq cq;
+	static struct ibv_comp_channel comp;
+	static struct rdma_event_channel cm;
+	static int fds[2][2] = { { -1, -1 }, { -1, -1 } };
+	long long start = lab3_now_ms();
+	int ret;
+
+	if (fds[0][0] < 0 && (pipe(fds[0]) != 0 || pipe(fds[1]) != 0))
+		return -errno;
+	ctx.ops.poll_cq = fake_cq_poll;
+	ctx.ops.req_notify_cq = fake_cq_arm;
+	cq.context = &ctx;
+	comp = (struct ibv_comp_channel) { .context = &ctx, .fd = fds[0][0] };
+	cm.fd = fds[1][0];
+	c->cq = &cq;
+	c->comp_channel = &comp;
+	c->cm_channel = &cm;
+	c->owns_cm_channel = 1;
+	c->connected = 1;
+	c->credits = LAB3_SEND_DEPTH - 1;
+	c->sends_posted++;
+	late_at = start + 50;
+	late_left = 1;
+	ret = lab3_wait(c, 200);
+	*ms = lab3_now_ms() - start;
+	return ret;
+}
+
+/* test_late_cq_event: a completion found with no completion event is
+ * not yet an unarmed CQ: its event may lag.  The wait takes it, without
+ * waiting for the event and without failing.  Found so again 2 s later,
+ * with no event between, the CQ was never armed: that is named. */
+static void test_late_cq_event(void)
+{
+	const char *name = "wait: a completion whose event is late is taken "
+			   "at once, and fails nothing";
+	struct lab3_conn c = { .prog = "unit", .timeout_ms = 200 };
+	long long ms;
+	int ret = wait_for_late_send(&c, &ms);
+
+	if (ret != 0 || c.error != 0 || c.sends_completed != 1 || ms > 1000)
+		fail(name, "%d (%s) after %lld ms, %llu sends completed; "
+		     "expected 0 within 1000 ms, 1 completed", ret, c.err, ms,
+		     (unsigned long long)c.sends_completed);
+	else
+		pass(name);
+
+	name = "wait: completions with no event 2 s apart name an unarmed CQ";
+	c.unannounced_at -= 2000;	/* as if the first came 2 s ago */
+	ret = wait_for_late_send(&c, &ms);
+	if (ret != -EIO || strstr(c.err, "ibv_req_notify_cq") == NULL)
+		fail(name, "%d (%s); expected %d naming ibv_req_notify_cq",
+		     ret, c.err, -EIO);
+	else
+		pass(name);
+}
+
 /* ---- Quotas: the sources they count by, the files --keep drops ---- */
 
 /* expect_source: peer_source() of PEER is WANT. */
@@ -3581,6 +3670,7 @@ int main(void)
 	test_roster();
 	test_key_then_error();
 	test_no_recv_after_error();
+	test_late_cq_event();
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed == 0 ? 0 : 1;
 }
