@@ -362,9 +362,12 @@ static int post_error(struct lab3_conn *conn, int ret)
 }
 
 /* post_under_credit: post WR with post_signaled(), under a credit the
- * caller has taken, which comes back if the post fails; count it.  A
- * send posted unsignaled would never complete, nor give its credit back:
- * that is the connection's error at once, not a wait to its timeout. */
+ * caller has taken, which comes back if the post fails; count it.  0
+ * means posted: the caller keeps what the request uses (a WRITE's
+ * registration) until it completes or the queue pair is gone.  A send
+ * posted unsignaled is posted all the same, but it never completes, nor
+ * gives its credit back: that is the connection's error at once (the
+ * next call says it), not a wait to its timeout. */
 static int post_under_credit(struct lab3_conn *conn, struct ibv_send_wr *wr)
 {
 	int ret = post_signaled(conn, wr);
@@ -375,17 +378,17 @@ static int post_under_credit(struct lab3_conn *conn, struct ibv_send_wr *wr)
 	}
 	conn->sends_posted++;
 	if (!(wr->send_flags & IBV_SEND_SIGNALED))
-		return conn_error(conn, -EINVAL, "a send was posted without "
-				  "IBV_SEND_SIGNALED in its send_flags: the "
-				  "queue pair signals only those (sq_sig_all 0), "
-				  "so it never completes");
+		conn_error(conn, -EINVAL, "a send was posted without "
+			   "IBV_SEND_SIGNALED in its send_flags: the queue "
+			   "pair signals only those (sq_sig_all 0), so it "
+			   "never completes");
 	return 0;
 }
 
 /* conn_post_send: post WR on the send queue, signaled, under a credit it
- * takes (conn_take_credit(), with EVEN_FAILED).  0; -EAGAIN when the
- * send queue is full or the connection settles; or the connection's
- * error. */
+ * takes (conn_take_credit(), with EVEN_FAILED).  0: posted (see
+ * post_under_credit()); -EAGAIN when the send queue is full or the
+ * connection settles; or the connection's error, and nothing posted. */
 int conn_post_send(struct lab3_conn *conn, struct ibv_send_wr *wr,
 		   int even_failed)
 {

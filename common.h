@@ -210,7 +210,7 @@ int lab3_reg_mr(struct lab3_conn *conn, void *addr, size_t len, int access,
  * (LAB3_SEND_DEPTH of them, one taken by each SEND or WRITE posted and
  * given back by its completion), and says -EAGAIN when there is none (the
  * send queue is full: lab3_wait(), then try again) or while the connection
- * settles; else 0 or the connection's error. */
+ * settles; else 0 (posted) or the connection's error (nothing posted). */
 int lab3_post_msg(struct lab3_conn *conn, const struct lab3_msg *msg);
 
 /* The client's (client.c): post one RDMA WRITE of LEN bytes from MR at

@@ -3581,6 +3581,50 @@ static void test_late_cq_event(void)
 		pass(name);
 }
 
+/* A queue pair of no device whose post "forgets" IBV_SEND_SIGNALED, as a
+ * student's post_signaled() may: the work request is posted all the same. */
+static int fake_posts;
+
+static int fake_post_unsignaled(struct ibv_qp *qp, struct ibv_send_wr *wr,
+				struct ibv_send_wr **bad_wr)
+{
+	(void)qp;
+	(void)bad_wr;
+	wr->send_flags = 0;
+	fake_posts++;
+	return 0;
+}
+
+/* test_unsignaled_is_posted: a WRITE posted without IBV_SEND_SIGNALED is
+ * posted: the post says so (0, and counts it), so that its caller keeps
+ * its registration until the queue pair is gone; the connection has
+ * failed all the same, naming the flag, and says so at the next call. */
+static void test_unsignaled_is_posted(void)
+{
+	const char *name = "post: a WRITE posted unsignaled is posted (0, "
+			   "counted), and the connection's error names the flag";
+	static struct ibv_context ctx;
+	struct ibv_qp qp = { .context = &ctx };
+	struct lab3_conn c = { .prog = "unit", .qp = &qp, .connected = 1,
+			       .credits = LAB3_SEND_DEPTH };
+	struct ibv_send_wr wr = { .wr_id = WR_ID(WR_WRITE, 0),
+				  .opcode = IBV_WR_RDMA_WRITE };
+	int ret, next;
+
+	ctx.ops.post_send = fake_post_unsignaled;
+	ret = conn_post_send(&c, &wr, 0);
+	next = conn_post_send(&c, &wr, 0);
+	if (ret != 0 || fake_posts != 1 || c.sends_posted != 1 ||
+	    c.error != -EINVAL || strstr(c.err, "IBV_SEND_SIGNALED") == NULL ||
+	    next != -EINVAL)
+		fail(name, "%d, %d posted, %llu counted, error %d (%s), then "
+		     "%d; expected 0, 1, 1, %d naming IBV_SEND_SIGNALED, then "
+		     "%d", ret, fake_posts, (unsigned long long)c.sends_posted,
+		     c.error, c.err, next, -EINVAL, -EINVAL);
+	else
+		pass(name);
+}
+
 /* ---- Quotas: the sources they count by, the files --keep drops ---- */
 
 /* expect_source: peer_source() of PEER is WANT. */
@@ -3671,6 +3715,7 @@ int main(void)
 	test_key_then_error();
 	test_no_recv_after_error();
 	test_late_cq_event();
+	test_unsignaled_is_posted();
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed == 0 ? 0 : 1;
 }
