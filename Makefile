@@ -151,8 +151,11 @@ build/%.o: %.c $(HEADERS) build/.build-flags
 CONN_OBJS = build/common.o build/completion.o \
 	build/explain.o build/util.o build/provider.o build/hash.o
 
+# The sender: the lab's steps (sender.c), the client's side of the
+# connection (client.c), its file in flight (lib/pieces.c), the command
+# line and the report (cli/sender_cli.c).
 SENDER_OBJS = build/sender.o build/sender_cli.o build/client.o \
-	$(CONN_OBJS) build/json.o build/args.o
+	build/pieces.o $(CONN_OBJS) build/json.o build/args.o
 sender: $(SENDER_OBJS)
 	$(LINK)
 
@@ -171,7 +174,7 @@ receiver: $(RECEIVER_OBJS)
 tests/unit: build/tests/unit.o build/tests/testlib.o $(CONN_OBJS) \
 		build/listener.o build/json.o build/ledger.o build/roster.o \
 		build/args.o build/sizes.o build/secret.o build/session.o \
-		build/client.o
+		build/client.o build/pieces.o
 	$(LINK)
 
 # The class receiver's limits on what is kept (tests/store.test): its

@@ -639,10 +639,8 @@ int lab3_wait(struct lab3_conn *conn, int wait_ms)
 					  strerror(err));
 		}
 		unannounced = !(fds[1].revents & POLLIN);  /* the fd says */
-		if (!unannounced) {
-			take_cq_event(conn);		/* get it, ack it */
-			conn->unannounced_at = 0;	/* it is armed */
-		}
+		if (!unannounced && take_cq_event(conn))  /* get it, ack it */
+			conn->unannounced_at = 0;	/* the CQ is armed */
 		if (fds[0].revents & POLLIN)
 			news |= take_cm_event(conn) > 0;
 		if (nudge && !news)

@@ -48,23 +48,12 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "pieces.h"
 #include "rules.h"
 #include "sender_cli.h"
 
 #define HASH_BLOCK (1u << 20)		/* bytes read at a time to hash */
 #define ERROR_LINE_MAX 8192		/* bytes of the one-line error, at most */
-
-/* A WRITE or a DONE in flight, oldest first in struct sender's
- * inflight: a WRITE holds its piece of the file registered until it
- * completes; a DONE's chunk counts once it completes.  The send queue
- * completes in the order it was posted: the entry has completed once the
- * connection's sends_completed has reached its COMPLETE_AT. */
-struct piece {
-	struct ibv_mr *mr;		/* a WRITE's; NULL for a DONE */
-	uint64_t offset;
-	uint64_t length;
-	uint64_t complete_at;		/* conn.sends_posted once posted */
-};
 
 struct sender {
 	struct sender_options opt;	/* the command line (sender_cli.h) */
@@ -83,13 +72,10 @@ struct sender {
 	 * the REGION being written, where the next one must start. */
 	struct lab3_tx tx;
 
-	/* The transfer: what is in flight, and what has landed. */
-	struct piece inflight[LAB3_SEND_DEPTH];	/* oldest first */
-	int ninflight;
-	uint64_t pinned;		/* bytes registered for WRITEs now */
-	uint64_t pin_budget;		/* at most, under `ulimit -l` */
+	/* The transfer: the WRITEs and DONEs in flight, and what has
+	 * landed (pieces.h). */
+	struct lab3_pieces pieces;
 	uint32_t piece_max;		/* bytes in one WRITE, at most */
-	uint64_t bytes_landed;		/* in chunks whose DONE completed */
 
 	struct sender_times times;	/* for the summary line, --json and
 					 * the progress bar (sender_cli.h) */
@@ -129,11 +115,7 @@ static int fail(struct sender *s, enum lab3_exit status, const char *fmt,
 	__attribute__((format(printf, 3, 4)));
 static int fail_conn(struct sender *s, int ret);
 static int protocol_error(struct sender *s, const char *why);
-static int post_write_piece(struct sender *s, uint64_t offset, uint32_t len,
-			    uint64_t remote_addr, uint32_t rkey, int wait_ms);
-static void remember(struct sender *s, struct piece p);
 static void reap(struct sender *s);
-static void release_pieces(struct sender *s);
 static void show_progress(struct sender *s, int final);
 static int check_file_size(struct sender *s);
 
@@ -152,7 +134,7 @@ int main(int argc, char **argv)
 
 	if (sender_parse_args(&s.opt, argc, argv) != 0)
 		return LAB3_EXIT_USAGE;
-	sender_pin_budget(&s.pin_budget, &s.piece_max);
+	sender_pin_budget(&s.pieces.pin_budget, &s.piece_max);
 	run(&s);
 	sender_report(&s.opt, &s.times, &(struct sender_outcome) {
 		.verdict = s.verdict, .key = s.has_key ? s.key : NULL,
@@ -171,7 +153,7 @@ static void run(struct sender *s)
 		run_lab(s);
 	show_progress(s, 1);
 	lab3_disconnect(&s->conn);
-	release_pieces(s);
+	lab3_release_pieces(&s->pieces);
 	lab3_conn_destroy(&s->conn);
 	if (s->data != NULL)
 		munmap(s->data, s->size);
@@ -222,6 +204,7 @@ static int open_file(struct sender *s)
 			return -1;
 		}
 		madvise(s->data, s->size, MADV_SEQUENTIAL);
+		s->pieces.data = s->data;
 	}
 
 	/* Send the base name only if the receiver would accept it. */
@@ -408,7 +391,7 @@ static int recv_region(struct sender *s)
  * window, in pieces no larger than the device's largest message nor
  * piece_max, without waiting for them.  Each piece is registered from
  * the file's mapping on its own (read access only: the NIC reads it,
- * nobody writes it) and released when its WRITE completes (reap()). */
+ * nobody writes it) and released when its WRITE completes (pieces.h). */
 static int write_chunk(struct sender *s)
 {
 	/* SOLUTION step 3, the WRITEs: RDMA-WRITE the chunk s->tx.region names (its
@@ -417,9 +400,10 @@ static int write_chunk(struct sender *s)
 	 * the piece that starts WRITTEN bytes into the chunk goes from file
 	 * offset offset + WRITTEN to the remote address addr + WRITTEN (not
 	 * to addr each time: only a chunk of many pieces shows that
-	 * mistake), under the chunk's rkey.  Post each with post_write_piece(), whose wait_ms is
-	 * lab3_wait_for_bytes() of one piece; do not wait for them.  First
-	 * check_file_size() if the chunk is not empty.  post_write_piece()'s
+	 * mistake), under the chunk's rkey.  Post each with
+	 * lab3_write_piece(&s->pieces, &s->conn, ...) (pieces.h), whose
+	 * wait_ms is lab3_wait_for_bytes() of one piece; do not wait for
+	 * them.  First check_file_size() if the chunk is not empty.  Its
 	 * -ENOMEM, -EPERM or -EAGAIN (the piece could not be registered:
 	 * conn.err says why): first fail(s, LAB3_EXIT_LOCAL, "%s: %s",
 	 * s->opt.path, s->conn.err), then lab3_send_error(&s->conn,
@@ -438,8 +422,8 @@ static int write_chunk(struct sender *s)
 		uint32_t len = length - written < piece ?
 			       (uint32_t)(length - written) : piece;
 
-		ret = post_write_piece(s, offset + written, len,
-				       r->addr + written, r->rkey, wait_ms);
+		ret = lab3_write_piece(&s->pieces, &s->conn, offset + written,
+				       len, r->addr + written, r->rkey, wait_ms);
 		if (ret == -ENOMEM || ret == -EPERM || ret == -EAGAIN) {
 			fail(s, LAB3_EXIT_LOCAL, "%s: %s", s->opt.path,
 			     s->conn.err);
@@ -458,8 +442,9 @@ static int write_chunk(struct sender *s)
 
 /* send_done: step 3, DONE: announce the chunk just written.  It follows
  * the chunk's WRITEs on the same queue pair, so it lands after them; its
- * completion counts the chunk as landed (reap()).  Then the rules move
- * on: to the next REGION, or after the last chunk to the verdict. */
+ * completion counts the chunk as landed (lab3_done_posted()).  Then the
+ * rules move on: to the next REGION, or after the last chunk to the
+ * verdict. */
 static int send_done(struct sender *s)
 {
 	/* SOLUTION step 3, the DONE: Post a DONE for the chunk just written with
@@ -467,9 +452,9 @@ static int send_done(struct sender *s)
 	 * it follows the WRITEs on the same queue pair.  While the WRITEs
 	 * fill the send queue it says -EAGAIN: then lab3_wait(&s->conn, 0),
 	 * reap(s) (what completed meanwhile) and try again.  Another error:
-	 * fail_conn().  remember() the chunk (a struct piece with no mr,
-	 * complete_at s->conn.sends_posted: reap() counts it when its DONE
-	 * completes), then lab3_tx_advance(). */
+	 * fail_conn().  Then lab3_done_posted(&s->pieces, &s->conn, offset,
+	 * bytes) (pieces.h: the chunk lands when its DONE completes; its
+	 * error: fail_conn()), and lab3_tx_advance(). */
 	struct lab3_msg msg = { .type = LAB3_MSG_DONE };
 	int ret;
 
@@ -479,13 +464,11 @@ static int send_done(struct sender *s)
 		lab3_wait(&s->conn, 0);
 		reap(s);
 	}
+	if (ret == 0)
+		ret = lab3_done_posted(&s->pieces, &s->conn, msg.done.offset,
+				       msg.done.bytes);
 	if (ret != 0)
 		return fail_conn(s, ret);
-	remember(s, (struct piece) {
-		.offset = msg.done.offset,
-		.length = msg.done.bytes,
-		.complete_at = s->conn.sends_posted,
-	});
 	lab3_tx_advance(&s->tx);
 	return 0;
 	/* END SOLUTION */
@@ -671,100 +654,26 @@ static int protocol_error(struct sender *s, const char *why)
 		    s->opt.where, why);
 }
 
-/* ---- The transfer: pieces in flight ---- */
+/* ---- The transfer ---- */
 
-/* post_write_piece: register LEN bytes of the file at OFFSET and post
- * an RDMA WRITE of them to REMOTE_ADDR/RKEY.  First, while the piece
- * would take the registered bytes over pin_budget, wait (up to WAIT_MS of
- * silence each time) for WRITEs to complete and release theirs; and
- * while the send queue is full, for room. */
-static int post_write_piece(struct sender *s, uint64_t offset, uint32_t len,
-			    uint64_t remote_addr, uint32_t rkey, int wait_ms)
-{
-	uint8_t *src = (uint8_t *)s->data + offset;
-	struct ibv_mr *mr;
-	int ret;
-
-	while (s->pinned > 0 && s->pinned + len > s->pin_budget) {
-		ret = lab3_sends_completed(&s->conn);
-		if (ret == -EAGAIN)
-			lab3_wait(&s->conn, wait_ms);
-		else if (ret != 0)
-			return ret;
-		reap(s);
-	}
-	ret = lab3_reg_mr(&s->conn, src, len, 0, &mr);	/* read only */
-	if (ret != 0)
-		return ret;
-	while ((ret = lab3_post_write(&s->conn, mr, src, len, remote_addr,
-				      rkey)) == -EAGAIN) {
-		lab3_wait(&s->conn, wait_ms);
-		reap(s);
-	}
-	if (ret != 0) {
-		ibv_dereg_mr(mr);
-		return ret;
-	}
-	remember(s, (struct piece) {
-		.mr = mr, .offset = offset, .length = len,
-		.complete_at = s->conn.sends_posted,
-	});
-	s->pinned += len;
-	return 0;
-}
-
-/* remember: P, just posted, is in flight: after the oldest, once those
- * that have completed are reaped (then, with one send-queue credit per
- * entry still in flight, there is room). */
-static void remember(struct sender *s, struct piece p)
-{
-	reap(s);
-	s->inflight[s->ninflight++] = p;
-}
-
-/* reap: the WRITEs and DONEs in flight that have completed, oldest first
- * (the send queue completes in order): a WRITE's registration is
- * released, and, since the NIC is done with them, its pages; a DONE's
- * chunk has landed, and counts. */
+/* reap: the WRITEs and DONEs in flight that have completed
+ * (lab3_reap_pieces(): a WRITE's registration is released, a DONE's
+ * chunk has landed); the progress bar and the timings follow what has
+ * landed. */
 static void reap(struct sender *s)
 {
-	while (s->ninflight > 0 &&
-	       s->inflight[0].complete_at <= s->conn.sends_completed) {
-		struct piece p = s->inflight[0];
-
-		s->ninflight--;
-		memmove(&s->inflight[0], &s->inflight[1],
-			s->ninflight * sizeof(s->inflight[0]));
-		if (p.mr != NULL) {
-			ibv_dereg_mr(p.mr);
-			s->pinned -= p.length;
-			madvise((uint8_t *)s->data + p.offset, p.length,
-				MADV_DONTNEED);
-			continue;
-		}
-		s->bytes_landed += p.length;
-		if (s->bytes_landed == s->size &&
-		    s->tx.next_offset == s->size)
-			s->times.written = now_s();
-		show_progress(s, 0);
-	}
-}
-
-/* release_pieces: deregister what a failed run left registered, before
- * the protection domain goes. */
-static void release_pieces(struct sender *s)
-{
-	for (int i = 0; i < s->ninflight; i++)
-		if (s->inflight[i].mr != NULL)
-			ibv_dereg_mr(s->inflight[i].mr);
-	s->ninflight = 0;
+	if (!lab3_reap_pieces(&s->pieces, &s->conn))
+		return;
+	if (s->pieces.landed == s->size && s->tx.next_offset == s->size)
+		s->times.written = now_s();
+	show_progress(s, 0);
 }
 
 /* show_progress: the progress bar, on a terminal unless -q
  * (sender_show_progress()); FINAL erases it. */
 static void show_progress(struct sender *s, int final)
 {
-	sender_show_progress(&s->opt, &s->times, s->name, s->bytes_landed,
+	sender_show_progress(&s->opt, &s->times, s->name, s->pieces.landed,
 			     s->size, final);
 }
 

@@ -26,6 +26,7 @@
 #include "../cli/json.h"
 #include "../common.h"
 #include "../conn_internal.h"
+#include "../lib/pieces.h"
 #include "../rules.h"
 #include "../server/ledger.h"
 #include "../server/listener.h"
@@ -3625,6 +3626,41 @@ static void test_unsignaled_is_posted(void)
 		pass(name);
 }
 
+/* test_pieces_bounded: no more WRITEs and DONEs are kept in flight than
+ * the send queue holds: one more (a send posted without its credit) is
+ * the connection's error, and overwrites nothing. */
+static void test_pieces_bounded(void)
+{
+	const char *name = "pieces: one more DONE in flight than the send "
+			   "queue holds is refused (-ENOBUFS)";
+	struct {
+		struct lab3_pieces p;
+		int after;		/* what an overrun would write over */
+	} t = { .after = 12345 };
+	struct lab3_conn c = { .prog = "unit" };
+	int ret = 0, i;
+
+	for (i = 0; i <= LAB3_SEND_DEPTH && ret == 0; i++) {
+		c.sends_posted++;
+		ret = lab3_done_posted(&t.p, &c, (uint64_t)i * 10, 10);
+	}
+	if (ret != -ENOBUFS || i != LAB3_SEND_DEPTH + 1 ||
+	    t.p.n != LAB3_SEND_DEPTH || t.after != 12345 || c.error != -ENOBUFS)
+		fail(name, "%d at the %dth, %d in flight; expected %d at the "
+		     "%dth, %d in flight", ret, i, t.p.n, -ENOBUFS,
+		     LAB3_SEND_DEPTH + 1, LAB3_SEND_DEPTH);
+	else
+		pass(name);
+	c.sends_completed = 2;
+	if (lab3_reap_pieces(&t.p, &c) != 1 || t.p.landed != 20 ||
+	    t.p.n != LAB3_SEND_DEPTH - 2)
+		fail("pieces: completed DONEs land, oldest first", "%llu "
+		     "landed, %d in flight; expected 20, %d",
+		     (unsigned long long)t.p.landed, t.p.n, LAB3_SEND_DEPTH - 2);
+	else
+		pass("pieces: completed DONEs land, oldest first");
+}
+
 /* ---- Quotas: the sources they count by, the files --keep drops ---- */
 
 /* expect_source: peer_source() of PEER is WANT. */
@@ -3716,6 +3752,7 @@ int main(void)
 	test_no_recv_after_error();
 	test_late_cq_event();
 	test_unsignaled_is_posted();
+	test_pieces_bounded();
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed == 0 ? 0 : 1;
 }

@@ -152,7 +152,7 @@ stages_read() {
 # stages_print [ONLY]: the table (stage ONLY's row alone, if given), what
 # to do next, and the line the traced run stopped at: at a TODO not yet
 # written, its "NAME not implemented", which names the same TODO as the
-# pointer (kit-steps.test checks both at every step).
+# pointer (the project's tests check both at every step).
 stages_print() {
 	local n
 	printf '%-5s %-22s %s\n' stage "" result

@@ -195,9 +195,9 @@ LOSES[pieces-at-start]="lab-one-window larger-than-memory"
 HINT[pieces-at-start]="lab-one-window|plus the bytes of the chunk already written"
 
 # A registration shorter than the WRITE: a local protection error.
-mutant short-registration sender.c \
-	'lab3_reg_mr(&s->conn, src, len, 0, &mr)' \
-	'lab3_reg_mr(&s->conn, src, len / 2 + 1, 0, &mr)'
+mutant short-registration lib/pieces.c \
+	'lab3_reg_mr(conn, src, len, 0, &mr)' \
+	'lab3_reg_mr(conn, src, len / 2 + 1, 0, &mr)'
 LOSES[short-registration]="lab-odd-size lab-one-window lab-few-mib
 	many-windows larger-than-memory bad-verdict"
 HINT[short-registration]="lab-few-mib|local protection error"
