@@ -102,13 +102,14 @@ int lab3_resolve(struct lab3_conn *conn, const char *host, const char *port)
 static int create_qp(struct lab3_conn *conn)
 {
 	/* SOLUTION verbs the queue pair: rdma_create_qp() on conn->id and
-	 * conn->pd with the attributes conn_qp_attr(conn) gives (a
-	 * reliable-connected QP on the one CQ; read them in common.c).  It
+	 * conn->pd with the attributes conn_qp_attr(conn, &attr) fills in
+	 * (a reliable-connected QP on the one CQ; read them in common.c).  It
 	 * returns non-zero on failure: set errno to 0 before, and then
 	 * return conn_errno(conn, "rdma_create_qp", ENOMEM).  Otherwise
 	 * take the QP from conn->id->qp into conn->qp and return 0. */
-	struct ibv_qp_init_attr attr = conn_qp_attr(conn);
+	struct ibv_qp_init_attr attr;
 
+	conn_qp_attr(conn, &attr);
 	errno = 0;
 	if (rdma_create_qp(conn->id, conn->pd, &attr) != 0)
 		return conn_errno(conn, "rdma_create_qp", ENOMEM);
@@ -134,13 +135,14 @@ int lab3_connect(struct lab3_conn *conn)
 		return ret;
 	/* SOLUTION verbs the connection: Set conn->cm_event to
 	 * LAB3_NO_CM_EVENT, rdma_connect() conn->id with the parameters
-	 * conn_params() gives, and lab3_wait(conn, 0) until conn->cm_event
+	 * conn_params(&param) fills in, and lab3_wait(conn, 0) until conn->cm_event
 	 * is RDMA_CM_EVENT_ESTABLISHED (a non-zero return is the error).  A
 	 * failed rdma_connect(): conn_errno(conn, "rdma_connect", EIO), but
 	 * ECONNREFUSED (iWARP: nobody listens) is conn_error(conn,
 	 * -ECONNREFUSED, "%s", conn_no_listener_msg). */
-	struct rdma_conn_param param = conn_params();
+	struct rdma_conn_param param;
 
+	conn_params(&param);
 	conn->cm_event = LAB3_NO_CM_EVENT;
 	/* iWARP opens its TCP connection inside rdma_connect(): a port no
 	 * one listens on fails the call itself, not with a REJECTED event

@@ -63,35 +63,37 @@ int conn_open_cm_id(struct rdma_event_channel **channel,
 }
 
 /* take_cm_event: read one event from the connection's own CM channel and
- * note what it says of our cm_id (lab3_take_cm_event() in completion.c).
- * Returns 1 when it was for our cm_id, 0 when there was none for it, or
- * the connection's error if the event ends it.  A connection of the
- * class server shares the listener's channel, and the server reads it. */
+ * apply what it says of our cm_id (lab3_apply_cm_event() in
+ * completion.c).  Returns 0 when one for our cm_id was taken, -EAGAIN
+ * when there was none for it, or the connection's error if the event
+ * ends it.  A connection of the class server shares the listener's
+ * channel, and the server reads it. */
 static int take_cm_event(struct lab3_conn *conn)
 {
 	/* SOLUTION verbs the CM event: Take one event from conn->cm_channel
 	 * with rdma_get_cm_event().  The channel is non-blocking (the wait
 	 * that calls this has poll()ed its fd): with no event there, the
-	 * call returns -1 with errno EAGAIN, and you return 0.  Another
+	 * call returns -1 with errno EAGAIN, and you return -EAGAIN.  Another
 	 * failure: return conn_error(conn, -errno, "rdma_get_cm_event: %s",
 	 * strerror(errno)).  An event for another cm_id than conn->id counts
-	 * as none (0); one for conn->id goes to lab3_take_cm_event(), whose
-	 * result you return.  Either way rdma_ack_cm_event() it when you
-	 * are done with it: rdma_destroy_id() waits until every event of its
-	 * cm_id has been acknowledged. */
+	 * as none (-EAGAIN); one for conn->id goes to lab3_apply_cm_event(),
+	 * whose result (0, or the connection's error) you return.  Either
+	 * way rdma_ack_cm_event() it when you are done with it:
+	 * rdma_destroy_id() waits until every event of its cm_id has been
+	 * acknowledged. */
 	struct rdma_cm_event *event;
-	int ret = 0;
+	int ret = -EAGAIN;
 
 	if (rdma_get_cm_event(conn->cm_channel, &event) != 0) {
 		int err = errno;
 
 		if (err == EAGAIN)
-			return 0;
+			return -EAGAIN;
 		return conn_error(conn, -err, "rdma_get_cm_event: %s",
 				  strerror(err));
 	}
 	if (event->id == conn->id)
-		ret = lab3_take_cm_event(conn, event);
+		ret = lab3_apply_cm_event(conn, event);
 	rdma_ack_cm_event(event);
 	return ret;
 	/* END SOLUTION */
@@ -187,14 +189,14 @@ int conn_build_resources(struct lab3_conn *conn)
 	return ret;
 }
 
-/* conn_qp_attr: what the connection's RC queue pair is made with: the
- * one CQ for sends and receives, room for LAB3_SEND_DEPTH sends and
- * LAB3_RECV_DEPTH receives of one SGE each, and a send completes only if
- * posted IBV_SEND_SIGNALED (ours all are: a completion gives the credit
- * back). */
-struct ibv_qp_init_attr conn_qp_attr(const struct lab3_conn *conn)
+/* conn_qp_attr: what the connection's RC queue pair is made with, into
+ * *ATTR: the one CQ for sends and receives, room for LAB3_SEND_DEPTH
+ * sends and LAB3_RECV_DEPTH receives of one SGE each, and only a send
+ * posted IBV_SEND_SIGNALED gives a completion (ours all are: a completion
+ * gives the credit back). */
+void conn_qp_attr(const struct lab3_conn *conn, struct ibv_qp_init_attr *attr)
 {
-	struct ibv_qp_init_attr attr = {
+	*attr = (struct ibv_qp_init_attr) {
 		.send_cq = conn->cq,
 		.recv_cq = conn->cq,
 		.cap = {
@@ -206,7 +208,6 @@ struct ibv_qp_init_attr conn_qp_attr(const struct lab3_conn *conn)
 		.qp_type = IBV_QPT_RC,
 		.sq_sig_all = 0,
 	};
-	return attr;
 }
 
 /* ---- Memory registration ---- */
@@ -250,7 +251,7 @@ static int post_recv(struct lab3_conn *conn, int slot)
 	/* SOLUTION verbs posting a receive: One SGE for receive buffer
 	 * SLOT, conn->msgs[slot] (all sizeof(conn->msgs[slot]) bytes of it),
 	 * under conn->msgs_mr's lkey; one struct ibv_recv_wr with it and
-	 * wr_id WR_ID(WR_RECV, slot) (completion.c's conn_take_wc() tells a
+	 * wr_id WR_ID(WR_RECV, slot) (completion.c's conn_apply_wc() tells a
 	 * receive by it, and finds its buffer by the slot); ibv_post_recv() on
 	 * conn->qp.  That call returns the errno itself, not -1: if it is
 	 * not 0, return conn_error(conn, -ret, "ibv_post_recv: %s",
@@ -329,36 +330,36 @@ int conn_setup_msgs(struct lab3_conn *conn)
 	return 0;
 }
 
-/* post_signaled: ibv_post_send() of WR, signaled; its result (0, or the
- * errno itself). */
+/* post_signaled: ibv_post_send() of WR, signaled: 0, or a negative
+ * errno. */
 static int post_signaled(struct lab3_conn *conn, struct ibv_send_wr *wr)
 {
 	/* SOLUTION verbs posting a send: Set WR's send_flags to
-	 * IBV_SEND_SIGNALED (with sq_sig_all 0 an unsignaled send never
-	 * completes, and its credit never comes back), post it on conn->qp
-	 * with ibv_post_send(), and return what that returns (0, or the
-	 * errno itself). */
+	 * IBV_SEND_SIGNALED (with sq_sig_all 0 an unsignaled send completes
+	 * without a completion on the CQ, and its credit never comes back),
+	 * post it on conn->qp with ibv_post_send(), which returns the errno
+	 * itself (not -1), and return 0 or that errno negated. */
 	struct ibv_send_wr *bad_wr;
 
 	wr->send_flags = IBV_SEND_SIGNALED;
-	return ibv_post_send(conn->qp, wr, &bad_wr);
+	return -ibv_post_send(conn->qp, wr, &bad_wr);
 	/* END SOLUTION */
 }
 
-/* post_error: ibv_post_send() has failed with RET (an errno): the
- * connection's error.  ENOMEM is a full send queue: a queue pair made
- * smaller than the sends in flight (-ENOBUFS, not a registration's
+/* post_failed: ibv_post_send() has failed with RET (a negative errno):
+ * the connection's error.  ENOMEM is a full send queue: a queue pair
+ * made smaller than the sends in flight (-ENOBUFS, not a registration's
  * ENOMEM). */
-static int post_error(struct lab3_conn *conn, int ret)
+static int post_failed(struct lab3_conn *conn, int ret)
 {
-	if (ret == ENOMEM)
+	if (ret == -ENOMEM)
 		return conn_error(conn, -ENOBUFS, "ibv_post_send: the send "
 				  "queue is full (ENOMEM) with %d sends "
 				  "outstanding: does the queue pair's "
 				  "cap.max_send_wr hold LAB3_SEND_DEPTH (%d)?",
 				  LAB3_SEND_DEPTH - conn->credits,
 				  LAB3_SEND_DEPTH);
-	return conn_error(conn, -ret, "ibv_post_send: %s", strerror(ret));
+	return conn_error(conn, ret, "ibv_post_send: %s", strerror(-ret));
 }
 
 /* post_under_credit: post WR with post_signaled(), under a credit the
@@ -373,8 +374,8 @@ static int post_under_credit(struct lab3_conn *conn, struct ibv_send_wr *wr)
 	int ret = post_signaled(conn, wr);
 
 	if (ret != 0) {
-		conn_give_credit(conn);
-		return post_error(conn, ret);
+		conn_return_credit(conn);
+		return post_failed(conn, ret);
 	}
 	conn->sends_posted++;
 	if (!(wr->send_flags & IBV_SEND_SIGNALED))
@@ -386,20 +387,20 @@ static int post_under_credit(struct lab3_conn *conn, struct ibv_send_wr *wr)
 }
 
 /* conn_post_send: post WR on the send queue, signaled, under a credit it
- * takes (conn_take_credit(), with EVEN_FAILED).  0: posted (see
+ * uses (conn_use_credit(), with EVEN_FAILED).  0: posted (see
  * post_under_credit()); -EAGAIN when the send queue is full or the
  * connection settles; or the connection's error, and nothing posted. */
 int conn_post_send(struct lab3_conn *conn, struct ibv_send_wr *wr,
 		   int even_failed)
 {
-	int ret = conn_take_credit(conn, even_failed);
+	int ret = conn_use_credit(conn, even_failed);
 
 	return ret != 0 ? ret : post_under_credit(conn, wr);
 }
 
 /* ---- The lab's messages ---- */
 
-/* post_encoded: take a credit (conn_take_credit(), with EVEN_FAILED),
+/* post_encoded: use a credit (conn_use_credit(), with EVEN_FAILED),
  * then encode MSG into the next send buffer and post a SEND of it.  The
  * buffers are used in turn, and one comes round again only after
  * LAB3_SEND_DEPTH more sends: with a credit taken, no more than
@@ -418,13 +419,13 @@ static int post_encoded(struct lab3_conn *conn, const struct lab3_msg *msg,
 		.num_sge = 1,
 		.opcode = IBV_WR_SEND,
 	};
-	int ret = conn_take_credit(conn, even_failed);
+	int ret = conn_use_credit(conn, even_failed);
 
 	if (ret != 0)
 		return ret;
 	sge.length = (uint32_t)lab3_encode(msg, buf);
 	if (sge.length == 0) {
-		conn_give_credit(conn);
+		conn_return_credit(conn);
 		return conn_error(conn, -EINVAL, "cannot encode a %s message",
 				  lab3_msg_type_name(msg->type));
 	}
@@ -465,21 +466,20 @@ int lab3_post_error(struct lab3_conn *conn, enum lab3_error_code code,
 	return post_encoded(conn, &msg, 1);
 }
 
-/* conn_params: the parameters of rdma_connect() and rdma_accept().  The
- * retry counts are what we ask of the peer's queue pair. */
-struct rdma_conn_param conn_params(void)
+/* conn_params: the parameters of rdma_connect() and rdma_accept(), into
+ * *PARAM.  The retry counts are what we ask of the peer's queue pair. */
+void conn_params(struct rdma_conn_param *param)
 {
-	struct rdma_conn_param param = {
+	*param = (struct rdma_conn_param) {
 		.responder_resources = 0,	/* we never RDMA READ */
 		.initiator_depth = 0,
 		.retry_count = 7,		/* transport retries */
 		.rnr_retry_count = RNR_RETRY,	/* a finite wait for RECVs */
 	};
-	return param;
 }
 
-/* lab3_wait_for_bytes: see common.h. */
-int lab3_wait_for_bytes(const struct lab3_conn *conn, uint64_t bytes)
+/* lab3_ms_for_bytes: see common.h. */
+int lab3_ms_for_bytes(const struct lab3_conn *conn, uint64_t bytes)
 {
 	uint64_t ms = (uint64_t)conn->timeout_ms + bytes / (4u << 20) * 1000;
 
@@ -517,11 +517,11 @@ static int poll_once(struct lab3_conn *conn, struct ibv_wc *wc, int max)
 	/* END SOLUTION */
 }
 
-/* take_cq_event: the completion channel is readable: take its event and
- * acknowledge it.  The event only says that the CQ has completions
- * (poll_cq() takes them), and it disarmed the CQ.  Returns 1 when there
- * was an event, 0 when none. */
-static int take_cq_event(struct lab3_conn *conn)
+/* took_cq_event: whether the completion channel held an event, which is
+ * then taken and acknowledged.  The event only says that the CQ has
+ * completions (poll_cq() takes them), and it disarmed the CQ.  1 when
+ * there was an event, 0 when none. */
+static int took_cq_event(struct lab3_conn *conn)
 {
 	/* SOLUTION verbs the completion event: Take the event of
 	 * conn->comp_channel with ibv_get_cq_event() into a local struct
@@ -564,7 +564,7 @@ static int cq_unarmed(struct lab3_conn *conn)
 }
 
 /* poll_cq: take every completion there is (poll_once()), hand each to
- * completion.c (conn_take_wc()) and post a receive buffer again when it
+ * completion.c (conn_apply_wc()) and post a receive buffer again when it
  * says so; the CQ is left armed.  UNANNOUNCED: the wait has just woken
  * without a completion event, so the first completions found must have
  * their event coming (cq_unarmed()).  How many were taken, or the
@@ -580,7 +580,7 @@ static int poll_cq(struct lab3_conn *conn, int unannounced)
 		if (unannounced && taken == 0 && cq_unarmed(conn))
 			return conn->error;
 		for (int i = 0; i < n; i++)
-			if (conn_take_wc(conn, &wc[i]) == 1)
+			if (conn_apply_wc(conn, &wc[i]) == 1)
 				post_recv(conn, (int)WR_REST(wc[i].wr_id));
 		taken += n;
 	}
@@ -601,7 +601,7 @@ int lab3_wait(struct lab3_conn *conn, int wait_ms)
 
 	if (wait_ms == LAB3_NO_WAIT) {	/* the class server's: no sleep */
 		if (conn->comp_channel != NULL)
-			take_cq_event(conn);
+			took_cq_event(conn);
 		return poll_cq(conn, 0) < 0 ? conn->error : 0;
 	}
 	/* The class server's connections share the listener's CM channel,
@@ -639,10 +639,10 @@ int lab3_wait(struct lab3_conn *conn, int wait_ms)
 					  strerror(err));
 		}
 		unannounced = !(fds[1].revents & POLLIN);  /* the fd says */
-		if (!unannounced && take_cq_event(conn))  /* get it, ack it */
+		if (!unannounced && took_cq_event(conn))  /* get it, ack it */
 			conn->unannounced_at = 0;	/* the CQ is armed */
 		if (fds[0].revents & POLLIN)
-			news |= take_cm_event(conn) > 0;
+			news |= take_cm_event(conn) != -EAGAIN;
 		if (nudge && !news)
 			return 0;	/* a nudge is due: see lab3_nudge() */
 	}
@@ -716,7 +716,7 @@ void lab3_conn_destroy(struct lab3_conn *conn)
 	 * has been acknowledged; take (and ack) any still unread too, so
 	 * that none is left over (the QP is gone, so no more come). */
 	while (conn->comp_channel != NULL && conn->cq != NULL &&
-	       cq_event_ready(conn) && take_cq_event(conn) == 1)
+	       cq_event_ready(conn) && took_cq_event(conn))
 		;
 	if (conn->cq != NULL)
 		ibv_destroy_cq(conn->cq);

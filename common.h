@@ -6,10 +6,15 @@
  * mean (completion.c), the client's side (client.c), the one clock
  * (lib/util.c) and the lab's hashes (lib/hash.c).
  *
- * Conventions: every function returns 0 or a negative errno.  On failure
- * it records the connection's first error (conn->error, conn->err saying
- * what failed and why; a later failure changes nothing); main() alone
- * prints it and decides the exit status.  Nothing here calls exit().
+ * Conventions: every function returns 0 or a negative errno (-EAGAIN:
+ * not yet, try again after lab3_wait()), but for a yes/no question,
+ * whose name asks it (lab3_settling(): whether ...), a count (how many,
+ * or a negative errno), and void ones.  None returns a struct: a helper
+ * that makes one fills in the caller's (conn_qp_attr(conn, &attr)).  On
+ * failure it records the connection's first error (conn->error,
+ * conn->err saying what failed and why; a later failure changes
+ * nothing); main() alone prints it and decides the exit status.  Nothing
+ * here calls exit().
  */
 #ifndef LAB3_COMMON_H
 #define LAB3_COMMON_H
@@ -189,15 +194,16 @@ int lab3_settling(const struct lab3_conn *conn);
 int lab3_time_out(struct lab3_conn *conn, int wait_ms);
 
 /* Apply EVENT, an rdma_cm event for the connection's cm_id: ESTABLISHED,
- * DISCONNECTED, or one that ends it (its error).  Returns 1, or the
+ * DISCONNECTED, or one that ends it (its error).  Returns 0, or the
  * connection's error.  The caller acknowledges the event.  (lab3_wait()
  * reads a client's own events; the class server reads the listener's.) */
-int lab3_take_cm_event(struct lab3_conn *conn,
+int lab3_apply_cm_event(struct lab3_conn *conn,
 		       const struct rdma_cm_event *event);
 
-/* How long to wait for a step whose length grows with BYTES: the timeout
- * plus one second for every 4 MiB (a floor under any real link's speed). */
-int lab3_wait_for_bytes(const struct lab3_conn *conn, uint64_t bytes);
+/* How long, in ms, to wait for a step whose length grows with BYTES: the
+ * timeout plus one second for every 4 MiB (a floor under any real link's
+ * speed).  It waits for nothing itself. */
+int lab3_ms_for_bytes(const struct lab3_conn *conn, uint64_t bytes);
 
 /* ---- Memory, messages and RDMA WRITE: posted, never waited for ---- */
 
@@ -253,8 +259,10 @@ long long lab3_now_ms(void);
 
 /* ---- SHA-256 and hex ---- */
 
-/* SHA-256 of data that comes in pieces: begin, add each piece, end.
- * lab3_sha256_end() and lab3_sha256_free() release the context. */
+/* SHA-256 of data that comes in pieces: begin, add each piece, end.  Each
+ * returns 0, or a negative errno (-ENOMEM: no context; -EIO: OpenSSL
+ * failed).  lab3_sha256_end() and lab3_sha256_free() release the
+ * context: after a failed add, free it. */
 struct lab3_sha256 {
 	void *ctx;		/* OpenSSL's EVP_MD_CTX */
 };

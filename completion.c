@@ -28,7 +28,7 @@
 
 /* conn_error: the connection has failed with RET (a negative errno), FMT
  * saying why.  The first failure stays: a later one changes nothing (but
- * see take_peer_error()).  The one way the connection's errors are
+ * see apply_peer_error()).  The one way the connection's errors are
  * recorded.  Returns the connection's error. */
 int conn_error(struct lab3_conn *conn, int ret, const char *fmt, ...)
 {
@@ -85,12 +85,12 @@ int lab3_time_out(struct lab3_conn *conn, int wait_ms)
 
 /* ---- Send credits: taken here, given back here ---- */
 
-/* conn_take_credit: one credit for a SEND or WRITE about to be posted: 0;
+/* conn_use_credit: one credit for a SEND or WRITE about to be posted: 0;
  * -EAGAIN when the send queue is full, or while the connection settles
  * (lab3_settling()); else the connection's error, or its hang-up.  With
  * EVEN_FAILED, whatever the connection's state: the ERROR that ends a
  * connection still goes out (lab3_post_error()). */
-int conn_take_credit(struct lab3_conn *conn, int even_failed)
+int conn_use_credit(struct lab3_conn *conn, int even_failed)
 {
 	if (!even_failed && (conn->error != 0 || conn->disconnected)) {
 		if (lab3_settling(conn))
@@ -103,9 +103,9 @@ int conn_take_credit(struct lab3_conn *conn, int even_failed)
 	return 0;
 }
 
-/* conn_give_credit: a SEND or WRITE has completed, or was never posted:
+/* conn_return_credit: a SEND or WRITE has completed, or was never posted:
  * its credit comes back. */
-void conn_give_credit(struct lab3_conn *conn)
+void conn_return_credit(struct lab3_conn *conn)
 {
 	conn->credits++;
 }
@@ -179,11 +179,11 @@ static void wc_failed(struct lab3_conn *conn, const struct ibv_wc *wc)
 	conn->settle_until = lab3_now_ms() + CONN_SETTLE_MS;
 }
 
-/* take_peer_error: the peer sent ERROR: its reason is why the connection
+/* apply_peer_error: the peer sent ERROR: its reason is why the connection
  * ends.  It is the connection's error even when a failed completion came
  * first (the peer's hang-up often overtakes its ERROR), but never
  * replaces an error of our own. */
-static void take_peer_error(struct lab3_conn *conn, const struct lab3_msg *msg)
+static void apply_peer_error(struct lab3_conn *conn, const struct lab3_msg *msg)
 {
 	if (conn->error != 0 && !conn->error_from_wc)
 		return;
@@ -193,14 +193,14 @@ static void take_peer_error(struct lab3_conn *conn, const struct lab3_msg *msg)
 	conn_error(conn, -EREMOTEIO, "%s", msg->error.reason);
 }
 
-/* take_recv: a message arrived in receive buffer SLOT: check and decode
+/* apply_recv: a message arrived in receive buffer SLOT: check and decode
  * it, and put it in the inbox (a peer's ERROR becomes the connection's
  * error instead).  Returns 1 when the buffer is to be posted again: not
  * once the connection has failed, this message's failure included (the
  * peer's ERROR, one too many), so that a peer that goes on sending then
  * finds no receive, and cannot keep the CQ busy for as long as it
  * likes. */
-static int take_recv(struct lab3_conn *conn, const struct ibv_wc *wc,
+static int apply_recv(struct lab3_conn *conn, const struct ibv_wc *wc,
 		     uint64_t slot)
 {
 	char why[LAB3_ERR_LEN - 32];
@@ -221,7 +221,7 @@ static int take_recv(struct lab3_conn *conn, const struct ibv_wc *wc,
 		conn_trace_msg(conn, "received", &msg, wc->byte_len);
 	conn->heard = 1;
 	if (msg.type == LAB3_MSG_ERROR)
-		take_peer_error(conn, &msg);
+		apply_peer_error(conn, &msg);
 	else if (conn->ninbox == LAB3_RECV_DEPTH)
 		conn_error(conn, -EPROTO, "protocol error: the peer sent more "
 			   "messages than it may");
@@ -230,17 +230,17 @@ static int take_recv(struct lab3_conn *conn, const struct ibv_wc *wc,
 	return conn->error == 0;
 }
 
-/* take_sent: a SEND or an RDMA WRITE completed: its credit comes back,
+/* apply_sent: a SEND or an RDMA WRITE completed: its credit comes back,
  * and a success is counted (conn->sends_completed: the send queue
  * completes in the order it was posted). */
-static void take_sent(struct lab3_conn *conn, const struct ibv_wc *wc)
+static void apply_sent(struct lab3_conn *conn, const struct ibv_wc *wc)
 {
 	if (conn->credits == LAB3_SEND_DEPTH) {
 		conn_error(conn, -EIO, "a send completion with no send "
 			   "outstanding");
 		return;
 	}
-	conn_give_credit(conn);
+	conn_return_credit(conn);
 	if (wc->status != IBV_WC_SUCCESS)
 		wc_failed(conn, wc);
 	else
@@ -316,8 +316,8 @@ static void recv_slot_error(struct lab3_conn *conn, const struct ibv_wc *wc)
 		   (unsigned long long)WR_REST(wc->wr_id), LAB3_RECV_DEPTH);
 }
 
-/* conn_take_wc: see conn_internal.h. */
-int conn_take_wc(struct lab3_conn *conn, const struct ibv_wc *wc)
+/* conn_apply_wc: see conn_internal.h. */
+int conn_apply_wc(struct lab3_conn *conn, const struct ibv_wc *wc)
 {
 	uint64_t slot = WR_REST(wc->wr_id);
 
@@ -325,11 +325,11 @@ int conn_take_wc(struct lab3_conn *conn, const struct ibv_wc *wc)
 	if (!wr_id_fits(wc))
 		wr_id_error(conn, wc);
 	else if (WR_KIND(wc->wr_id) != WR_RECV)
-		take_sent(conn, wc);
+		apply_sent(conn, wc);
 	else if (slot >= LAB3_RECV_DEPTH)
 		recv_slot_error(conn, wc);
 	else if (wc->status == IBV_WC_SUCCESS)
-		return take_recv(conn, wc, slot);
+		return apply_recv(conn, wc, slot);
 	else
 		wc_failed(conn, wc);
 	return 0;
@@ -354,8 +354,8 @@ static int cm_event_error(struct lab3_conn *conn,
 	return conn_error(conn, ret, "%s", why);
 }
 
-/* lab3_take_cm_event: see common.h. */
-int lab3_take_cm_event(struct lab3_conn *conn,
+/* lab3_apply_cm_event: see common.h. */
+int lab3_apply_cm_event(struct lab3_conn *conn,
 		       const struct rdma_cm_event *event)
 {
 	if (conn->verbose)
@@ -378,7 +378,7 @@ int lab3_take_cm_event(struct lab3_conn *conn,
 		return cm_event_error(conn, event);
 	}
 	conn->cm_event = event->event;
-	return 1;
+	return 0;
 }
 
 /* ---- What the programs ask ---- */

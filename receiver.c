@@ -244,7 +244,7 @@ static int recv_done(struct session *s)
 	int wait_ms;
 
 	/* The RDMA WRITEs come first, silently: allow for their time. */
-	wait_ms = lab3_wait_for_bytes(&s->conn, w->length);
+	wait_ms = lab3_ms_for_bytes(&s->conn, w->length);
 	return receive(s, &msg, wait_ms);
 }
 

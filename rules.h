@@ -39,7 +39,7 @@
  * lab3_rx_next_step() derives each one from where the rules stand.
  *
  * ERROR never reaches these rules: the common layer makes a sender's
- * ERROR the connection's error (see lab3_recv_msg() in common.h), which
+ * ERROR the connection's error (see lab3_take_msg() in common.h), which
  * ends the session wherever it comes.  Given one anyway, they refuse it
  * like any message out of place.
  */

@@ -365,7 +365,7 @@ static int send_file_info(struct sender *s)
 static int recv_region(struct sender *s)
 {
 	/* SOLUTION step 2: Wait for the REGION with receive(), allowing
-	 * wait_ms = lab3_wait_for_bytes() (common.h) of the last REGION's
+	 * wait_ms = lab3_ms_for_bytes() (common.h) of the last REGION's
 	 * length, s->tx.region.length (0 before the first).  The rules check
 	 * it and keep it in s->tx.region; receive() says why not and returns
 	 * -1. */
@@ -375,7 +375,7 @@ static int recv_region(struct sender *s)
 
 	/* The receiver sends it once it has stored the chunk that was in
 	 * that window: allow for one chunk's worth of its time. */
-	wait_ms = lab3_wait_for_bytes(&s->conn, r->length);
+	wait_ms = lab3_ms_for_bytes(&s->conn, r->length);
 	if (receive(s, &msg, wait_ms) != 0)
 		return -1;
 	if (s->opt.verbose)
@@ -402,7 +402,7 @@ static int write_chunk(struct sender *s)
 	 * to addr each time: only a chunk of many pieces shows that
 	 * mistake), under the chunk's rkey.  Post each with
 	 * lab3_write_piece(&s->pieces, &s->conn, ...) (pieces.h), whose
-	 * wait_ms is lab3_wait_for_bytes() of one piece; do not wait for
+	 * wait_ms is lab3_ms_for_bytes() of one piece; do not wait for
 	 * them.  First check_file_size() if the chunk is not empty.  Its
 	 * -ENOMEM, -EPERM or -EAGAIN (the piece could not be registered:
 	 * conn.err says why): first fail(s, LAB3_EXIT_LOCAL, "%s: %s",
@@ -413,7 +413,7 @@ static int write_chunk(struct sender *s)
 	uint64_t offset = r->offset, length = r->length;
 	uint32_t piece = s->conn.max_msg_size < s->piece_max ?
 			 s->conn.max_msg_size : s->piece_max;
-	int wait_ms = lab3_wait_for_bytes(&s->conn, piece);
+	int wait_ms = lab3_ms_for_bytes(&s->conn, piece);
 	int ret;
 
 	if (length > 0 && check_file_size(s) != 0)
@@ -479,7 +479,7 @@ static int send_done(struct sender *s)
 static int recv_verdict(struct sender *s)
 {
 	/* SOLUTION step 4: receive() the VERDICT (which sets
-	 * s->times.verdict), allowing lab3_wait_for_bytes() of
+	 * s->times.verdict), allowing lab3_ms_for_bytes() of
 	 * LAB3_WINDOWS_MAX times the last REGION's length, or of the file if
 	 * that is less: the receiver may have a chunk to store in each of its
 	 * windows.  Set s->verdict to "good" or "bad"; then wait until every
@@ -493,7 +493,7 @@ static int recv_verdict(struct sender *s)
 
 	/* The receiver may still have to store a chunk in every window,
 	 * then sync the file. */
-	wait_ms = lab3_wait_for_bytes(&s->conn,
+	wait_ms = lab3_ms_for_bytes(&s->conn,
 				      behind < s->size ? behind : s->size);
 	if (receive(s, &msg, wait_ms) != 0)
 		return -1;

@@ -22,11 +22,12 @@ int lab3_wait_fds(struct pollfd *fds, nfds_t nfds, long long timeout_ms,
 		  const sigset_t *sigmask);
 
 /* Make FD non-blocking, so that a read after poll() can never block the
- * single thread; a failure is said in ERR. */
+ * single thread: 0, or a negative errno with ERR saying why. */
 int lab3_set_nonblocking(int fd, char *err, size_t err_len);
 
 /* rdma_getaddrinfo() for HOST (a name, an IPv4 or an IPv6 address, with
- * or without the brackets of "[::1]"), its failure said in ERR. */
+ * or without the brackets of "[::1]") and PORT, with HINTS, into *RES
+ * (rdma_freeaddrinfo() it): 0, or -EHOSTUNREACH with ERR saying why. */
 int lab3_getaddrinfo(const char *host, const char *port,
 		     const struct rdma_addrinfo *hints,
 		     struct rdma_addrinfo **res, char *err, size_t err_len);

@@ -149,7 +149,7 @@ int lab3_listener_event(struct lab3_listener *listener,
  * stuck for as long as the connection lasts.  The count can be set only
  * on the way to RTS, inside rdma_accept() for a queue pair on the cm_id:
  * so the server's queue pair is its own, and it takes at most RNR_RETRY.
- * A SEND the peer does not take within about 4.6 s then fails ("RNR
+ * A SEND the peer does not take within about 3.9 s then fails ("RNR
  * retries exhausted"), which ends the session.  (iWARP has no RNR: a
  * SEND that finds no receive breaks the connection at once.)  The ACK
  * timeout is the peer's choice too (its request's Local ACK Timeout), up
@@ -192,8 +192,9 @@ static int move_server_qp(struct lab3_conn *conn, enum ibv_qp_state state)
  * with. */
 static int create_server_qp(struct lab3_conn *conn)
 {
-	struct ibv_qp_init_attr attr = conn_qp_attr(conn);
+	struct ibv_qp_init_attr attr;
 
+	conn_qp_attr(conn, &attr);
 	errno = 0;
 	conn->qp = ibv_create_qp(conn->pd, &attr);
 	return conn->qp != NULL ? 0 : conn_errno(conn, "ibv_create_qp", ENOMEM);
@@ -205,9 +206,10 @@ static int create_server_qp(struct lab3_conn *conn)
 int lab3_accept_request(struct lab3_listener *listener, struct rdma_cm_id *id,
 			struct lab3_conn *conn)
 {
-	struct rdma_conn_param param = conn_params();
+	struct rdma_conn_param param;
 	int ret;
 
+	conn_params(&param);
 	conn->cm_channel = listener->cm_channel;
 	conn->owns_cm_channel = 0;
 	conn->wait_sigmask = listener->wait_sigmask;

@@ -74,7 +74,7 @@ static inline int lab3_take_news(struct lab3_conn *conn)
 int lab3_conn_fd(const struct lab3_conn *conn);
 
 /* Disconnect without waiting; returns 1 when the peer's DISCONNECTED is
- * still to come (conn->disconnected, through lab3_take_cm_event()). */
+ * still to come (conn->disconnected, through lab3_apply_cm_event()). */
 int lab3_disconnect_start(struct lab3_conn *conn);
 
 /* lab3_conn_destroy() for a connection lab3_accept_request() built: its

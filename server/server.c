@@ -530,7 +530,7 @@ static int take_cm_events(struct server *srv)
 		}
 		s = find_session(srv, id);
 		if (s != NULL)
-			lab3_take_cm_event(&s->conn, event);
+			lab3_apply_cm_event(&s->conn, event);
 		rdma_ack_cm_event(event);	/* before S may destroy ID */
 		if (s != NULL) {
 			lab3_take_news(&s->conn);	/* messages before hang-up */

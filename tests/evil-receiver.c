@@ -164,7 +164,7 @@ static int recv_done(struct evil *e)
 {
 	struct lab3_msg msg;
 	int ret = recv_type(e, LAB3_MSG_DONE, &msg,
-			    lab3_wait_for_bytes(&e->conn, e->length));
+			    lab3_ms_for_bytes(&e->conn, e->length));
 
 	if (ret != 0)
 		return ret;

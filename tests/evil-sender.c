@@ -198,7 +198,7 @@ static int write_piece(struct evil *e, uint64_t from, uint32_t len,
 				      addr, rkey);
 
 	return ret ? ret : lab3_wait_sends(&e->conn,
-				      lab3_wait_for_bytes(&e->conn, len));
+				      lab3_ms_for_bytes(&e->conn, len));
 }
 
 /* write_bytes: RDMA WRITE the file's first LEN bytes to the last REGION,

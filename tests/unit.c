@@ -3437,7 +3437,7 @@ static void test_key_then_error(void)
 
 /* received: a receive completion (status success, opcode RECV) of MSG,
  * encoded into receive buffer 0 of C (whose msgs is BUF): what
- * conn_take_wc() says of it (1: post the buffer again). */
+ * conn_apply_wc() says of it (1: post the buffer again). */
 static int received(struct lab3_conn *c, union lab3_wire_msg *buf,
 		    const struct lab3_msg *msg)
 {
@@ -3449,7 +3449,7 @@ static int received(struct lab3_conn *c, union lab3_wire_msg *buf,
 
 	c->msgs = buf;
 	wc.byte_len = (uint32_t)lab3_encode(msg, &buf[0]);
-	return conn_take_wc(c, &wc);
+	return conn_apply_wc(c, &wc);
 }
 
 /* test_no_recv_after_error: a receive is posted again only while the
