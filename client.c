@@ -6,7 +6,7 @@
  * device, its queue pair on the cm_id, and connect; post an RDMA WRITE;
  * at the end, say why in an ERROR and disconnect.  And siw's nudge
  * (provider.c), posted here.  What both sides share is common.c; the
- * server side is server/listener.c.
+ * server's side is the receiver's own listener.
  *
  * These are the lab's own verbs.  In the students' kit of depth verbs,
  * their bodies here and common.c's verbs are theirs to write.

@@ -100,7 +100,7 @@ struct lab3_conn {
 	struct ibv_cq *cq;		/* its context is the connection */
 	struct ibv_qp *qp;		/* the queue pair: a client's is on
 					 * its cm_id, the class server's its
-					 * own (server/listener.c) */
+					 * own (the receiver's listener) */
 	uint8_t link_layer;		/* the port's, IBV_LINK_LAYER_* */
 	union lab3_wire_msg *msgs;	/* LAB3_RECV_DEPTH receive buffers,
 					 * then LAB3_SEND_DEPTH send ones */

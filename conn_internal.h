@@ -2,7 +2,7 @@
 /*
  * conn_internal.h - the parts of one connection that its own files share:
  * common.c (both sides), completion.c (what completions mean), client.c
- * (the client's side) and server/listener.c (the server's), with
+ * (the client's side) and the receiver's listener (the server's), with
  * lib/provider.c and the project's test tools.  The programs' steps
  * (sender.c, and the receiver's session) do not include it.
  */
