@@ -9,7 +9,9 @@
 #   make handout    the students' kit: lab3-handout/ and lab3-handout.tar.gz
 #                   (a sender.c skeleton from this one, the framework, the
 #                   provided receiver, the bed); DEPTH=verbs leaves the
-#                   lab's verbs in client.c to the student too
+#                   lab's verbs in client.c and common.c to the student
+#                   too; HINTS=steps gives step-by-step hints, not the
+#                   goals (HINTS=goal)
 #   make grade SENDER=path
 #                   score any sender through the lab's checks (scripts/grade;
 #                   given a folder of submissions, a class's gradebook)
@@ -301,7 +303,7 @@ bench: deps
 	scripts/bench
 
 handout:
-	DEPTH=$(DEPTH) scripts/handout/build lab3-handout
+	DEPTH=$(DEPTH) HINTS=$(HINTS) scripts/handout/build lab3-handout
 
 autograder: deps
 	DEPTH=$(DEPTH) scripts/autograder/build lab3-autograder.zip

@@ -135,23 +135,17 @@ int lab3_connect(struct lab3_conn *conn)
 		return ret;
 	/* SOLUTION verbs the connection: Set conn->cm_event to
 	 * LAB3_NO_CM_EVENT, rdma_connect() conn->id with the parameters
-	 * conn_params(&param) fills in, and lab3_wait(conn, 0) until conn->cm_event
-	 * is RDMA_CM_EVENT_ESTABLISHED (a non-zero return is the error).  A
-	 * failed rdma_connect(): conn_errno(conn, "rdma_connect", EIO), but
-	 * ECONNREFUSED (iWARP: nobody listens) is conn_error(conn,
-	 * -ECONNREFUSED, "%s", conn_no_listener_msg). */
+	 * conn_params(&param) fills in, and lab3_wait(conn, 0) until
+	 * conn->cm_event is RDMA_CM_EVENT_ESTABLISHED (a non-zero return is
+	 * the error).  A failed rdma_connect(): return conn_errno(conn,
+	 * "rdma_connect", EIO) (iWARP's ECONNREFUSED, nobody listens, it
+	 * says in words). */
 	struct rdma_conn_param param;
 
 	conn_params(&param);
 	conn->cm_event = LAB3_NO_CM_EVENT;
-	/* iWARP opens its TCP connection inside rdma_connect(): a port no
-	 * one listens on fails the call itself, not with a REJECTED event
-	 * as on InfiniBand and RoCE.  Both say the same. */
 	if (rdma_connect(conn->id, &param) != 0)
-		return errno == ECONNREFUSED ?
-		       conn_error(conn, -ECONNREFUSED, "%s",
-				  conn_no_listener_msg) :
-		       conn_errno(conn, "rdma_connect", EIO);
+		return conn_errno(conn, "rdma_connect", EIO);
 	while (ret == 0 && conn->cm_event != RDMA_CM_EVENT_ESTABLISHED)
 		ret = lab3_wait(conn, 0);
 	if (ret == 0)

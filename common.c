@@ -115,37 +115,28 @@ static int alloc_pd(struct lab3_conn *conn)
 	/* END SOLUTION */
 }
 
-/* create_cq: the completion channel (non-blocking, for lab3_wait()'s
- * ppoll()) and the one CQ for sends and receives, which notifies it. */
+/* create_cq: the completion channel and the one CQ for sends and
+ * receives, which notifies it. */
 static int create_cq(struct lab3_conn *conn)
 {
 	/* SOLUTION verbs the completion channel and the CQ: On
 	 * conn->id->verbs, the device the cm_id resolved to: a completion
-	 * channel, ibv_create_comp_channel(), into conn->comp_channel, made
-	 * non-blocking with lab3_set_nonblocking(conn->comp_channel->fd, WHY,
-	 * sizeof(WHY)), WHY a char[LAB3_ERR_LEN] of yours (if that returns
-	 * an error, return conn_error(conn, ret, "%s", WHY)): the wait
-	 * poll()s it first.  Then the one CQ for sends and
-	 * receives, ibv_create_cq() of LAB3_SEND_DEPTH + LAB3_RECV_DEPTH
-	 * entries, context conn, that channel, vector 0, into conn->cq.
-	 * Both return NULL on failure and need not set errno: set errno to 0
-	 * before each, and on NULL return conn_errno(conn, "CALL", ENOMEM)
-	 * with CALL the call's name.  Else return 0. */
+	 * channel, ibv_create_comp_channel(), into conn->comp_channel (the
+	 * framework makes it non-blocking for the wait).  Then the one CQ
+	 * for sends and receives, ibv_create_cq() of LAB3_CQ_DEPTH entries,
+	 * context conn, that channel, vector 0, into conn->cq.  Both return
+	 * NULL on failure and need not set errno: set errno to 0 before each,
+	 * and on NULL return conn_errno(conn, "CALL", ENOMEM) with CALL the
+	 * call's name.  Else return 0. */
 	struct ibv_context *verbs = conn->id->verbs;
-	int ret;
-
-	char why[LAB3_ERR_LEN];
 
 	errno = 0;
 	conn->comp_channel = ibv_create_comp_channel(verbs);
 	if (conn->comp_channel == NULL)
 		return conn_errno(conn, "ibv_create_comp_channel", ENOMEM);
-	ret = lab3_set_nonblocking(conn->comp_channel->fd, why, sizeof(why));
-	if (ret != 0)
-		return conn_error(conn, ret, "%s", why);
 	errno = 0;
-	conn->cq = ibv_create_cq(verbs, LAB3_SEND_DEPTH + LAB3_RECV_DEPTH,
-				 conn, conn->comp_channel, 0);
+	conn->cq = ibv_create_cq(verbs, LAB3_CQ_DEPTH, conn,
+				 conn->comp_channel, 0);
 	if (conn->cq == NULL)
 		return conn_errno(conn, "ibv_create_cq", ENOMEM);
 	return 0;
@@ -174,16 +165,21 @@ static int query_max_msg_size(struct lab3_conn *conn)
 }
 
 /* conn_build_resources: the protection domain, the completion channel
- * and the CQ of one connection, each stored as it is made, so that
- * lab3_conn_destroy() can undo a partial build.  The queue pair comes
- * next, each side's own way (a client's on its cm_id, client.c; the
- * class server's its own), with conn_qp_attr(). */
+ * (made non-blocking, for lab3_wait()'s ppoll()) and the CQ of one
+ * connection, each stored as it is made, so that lab3_conn_destroy() can
+ * undo a partial build.  The queue pair comes next, each side's own way
+ * (a client's on its cm_id, client.c; the class server's its own), with
+ * conn_qp_attr(). */
 int conn_build_resources(struct lab3_conn *conn)
 {
+	char why[LAB3_ERR_LEN];
 	int ret = alloc_pd(conn);
 
 	if (ret == 0)
 		ret = create_cq(conn);
+	if (ret == 0 && (ret = lab3_set_nonblocking(conn->comp_channel->fd,
+						    why, sizeof(why))) != 0)
+		ret = conn_error(conn, ret, "%s", why);
 	if (ret == 0)
 		ret = query_max_msg_size(conn);
 	return ret;

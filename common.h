@@ -47,6 +47,9 @@ enum lab3_exit {
  * window, an ERROR, and one spare. */
 #define LAB3_RECV_DEPTH (LAB3_WINDOWS_MAX + 2)
 #define LAB3_SEND_DEPTH 16	/* RDMA WRITEs and SENDs in flight at once */
+/* Completions the one CQ must hold: every send and receive that can be
+ * outstanding at once. */
+#define LAB3_CQ_DEPTH (LAB3_SEND_DEPTH + LAB3_RECV_DEPTH)
 
 /* Locked memory (`ulimit -l`) left beside the file pieces and windows:
  * the message buffers (about 8 KiB) and what the verbs library pins. */

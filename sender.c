@@ -109,7 +109,8 @@ static int recv_key(struct sender *s);			/* step 6 */
 /* The helpers, defined after the states that use them. */
 static void init_conn(struct sender *s);
 static int send_step(struct sender *s, const struct lab3_msg *msg);
-static int receive(struct sender *s, struct lab3_msg *msg, int wait_ms);
+static int wait_sends(struct sender *s);
+static int receive(struct sender *s, struct lab3_msg *msg, uint64_t bytes);
 static int fail(struct sender *s, enum lab3_exit status, const char *fmt,
 		...)
 	__attribute__((format(printf, 3, 4)));
@@ -364,19 +365,16 @@ static int send_file_info(struct sender *s)
  * within the file. */
 static int recv_region(struct sender *s)
 {
-	/* SOLUTION step 2: Wait for the REGION with receive(), allowing
-	 * wait_ms = lab3_ms_for_bytes() (common.h) of the last REGION's
-	 * length, s->tx.region.length (0 before the first).  The rules check
-	 * it and keep it in s->tx.region; receive() says why not and returns
-	 * -1. */
+	/* SOLUTION step 2: Wait for the REGION with receive(), allowing for
+	 * the bytes of the last REGION, s->tx.region.length (0 before the
+	 * first).  The rules check it and keep it in s->tx.region; receive()
+	 * says why not and returns -1. */
 	const struct lab3_region *r = &s->tx.region;
 	struct lab3_msg msg;
-	int wait_ms;
 
 	/* The receiver sends it once it has stored the chunk that was in
 	 * that window: allow for one chunk's worth of its time. */
-	wait_ms = lab3_ms_for_bytes(&s->conn, r->length);
-	if (receive(s, &msg, wait_ms) != 0)
+	if (receive(s, &msg, r->length) != 0)
 		return -1;
 	if (s->opt.verbose)
 		fprintf(stderr, "sender: region addr=0x%llx length=%llu "
@@ -401,19 +399,14 @@ static int write_chunk(struct sender *s)
 	 * offset offset + WRITTEN to the remote address addr + WRITTEN (not
 	 * to addr each time: only a chunk of many pieces shows that
 	 * mistake), under the chunk's rkey.  Post each with
-	 * lab3_write_piece(&s->pieces, &s->conn, ...) (pieces.h), whose
-	 * wait_ms is lab3_ms_for_bytes() of one piece; do not wait for
-	 * them.  First check_file_size() if the chunk is not empty.  Its
-	 * -ENOMEM, -EPERM or -EAGAIN (the piece could not be registered:
-	 * conn.err says why): first fail(s, LAB3_EXIT_LOCAL, "%s: %s",
-	 * s->opt.path, s->conn.err), then lab3_send_error(&s->conn,
-	 * LAB3_ERR_INTERNAL, "the sender cannot register its file"); any
-	 * other error: fail_conn().  Then lab3_tx_advance(&s->tx). */
+	 * lab3_write_piece(&s->pieces, &s->conn, ...) (pieces.h); do not
+	 * wait for them.  First check_file_size() if the chunk is not empty.
+	 * An error: fail_conn() (a piece that cannot be registered too: it
+	 * knows).  Then lab3_tx_advance(&s->tx). */
 	const struct lab3_region *r = &s->tx.region;
 	uint64_t offset = r->offset, length = r->length;
 	uint32_t piece = s->conn.max_msg_size < s->piece_max ?
 			 s->conn.max_msg_size : s->piece_max;
-	int wait_ms = lab3_ms_for_bytes(&s->conn, piece);
 	int ret;
 
 	if (length > 0 && check_file_size(s) != 0)
@@ -423,14 +416,7 @@ static int write_chunk(struct sender *s)
 			       (uint32_t)(length - written) : piece;
 
 		ret = lab3_write_piece(&s->pieces, &s->conn, offset + written,
-				       len, r->addr + written, r->rkey, wait_ms);
-		if (ret == -ENOMEM || ret == -EPERM || ret == -EAGAIN) {
-			fail(s, LAB3_EXIT_LOCAL, "%s: %s", s->opt.path,
-			     s->conn.err);
-			lab3_send_error(&s->conn, LAB3_ERR_INTERNAL,
-					"the sender cannot register its file");
-			return -1;
-		}
+				       len, r->addr + written, r->rkey);
 		if (ret != 0)
 			return fail_conn(s, ret);
 		written += len;
@@ -479,34 +465,26 @@ static int send_done(struct sender *s)
 static int recv_verdict(struct sender *s)
 {
 	/* SOLUTION step 4: receive() the VERDICT (which sets
-	 * s->times.verdict), allowing lab3_ms_for_bytes() of
-	 * LAB3_WINDOWS_MAX times the last REGION's length, or of the file if
-	 * that is less: the receiver may have a chunk to store in each of its
-	 * windows.  Set s->verdict to "good" or "bad"; then wait until every
-	 * WRITE and DONE has completed: while lab3_sends_completed() says
-	 * -EAGAIN, lab3_wait(&s->conn, 0); then reap(s) (another error:
-	 * fail_conn()); check_file_size().  A bad verdict: fail(s, LAB3_EXIT_BAD_VERDICT,
-	 * ...), which ends the run. */
+	 * s->times.verdict), allowing for LAB3_WINDOWS_MAX times the last
+	 * REGION's length, or the file if that is less: the receiver may have
+	 * a chunk to store in each of its windows.  Set s->verdict to "good"
+	 * or "bad"; then wait_sends() until every WRITE and DONE has
+	 * completed, and check_file_size().  A bad verdict: fail(s,
+	 * LAB3_EXIT_BAD_VERDICT, ...), which ends the run. */
 	uint64_t behind = (uint64_t)LAB3_WINDOWS_MAX * s->tx.region.length;
 	struct lab3_msg msg;
-	int wait_ms, ret;
 
 	/* The receiver may still have to store a chunk in every window,
 	 * then sync the file. */
-	wait_ms = lab3_ms_for_bytes(&s->conn,
-				      behind < s->size ? behind : s->size);
-	if (receive(s, &msg, wait_ms) != 0)
+	if (behind > s->size)
+		behind = s->size;
+	if (receive(s, &msg, behind) != 0)
 		return -1;
 	s->verdict = msg.verdict.verdict == LAB3_VERDICT_GOOD ? "good" : "bad";
 	/* The VERDICT is in: what is left to wait for is our own sends. */
 	snprintf(s->conn.awaiting, sizeof(s->conn.awaiting), "%s",
 		 "our WRITEs and DONEs to complete");
-	while ((ret = lab3_sends_completed(&s->conn)) == -EAGAIN)
-		lab3_wait(&s->conn, 0);
-	reap(s);
-	if (ret != 0)
-		return fail_conn(s, ret);
-	if (check_file_size(s) != 0)
+	if (wait_sends(s) != 0 || check_file_size(s) != 0)
 		return -1;
 	if (msg.verdict.verdict != LAB3_VERDICT_GOOD)
 		return fail(s, LAB3_EXIT_BAD_VERDICT, "%s: verdict bad: the "
@@ -531,8 +509,9 @@ static int send_id(struct sender *s)
 /* recv_key: step 6, KEY: keep the secret key for main() to print. */
 static int recv_key(struct sender *s)
 {
-	/* SOLUTION step 6: receive() the KEY (wait_ms 0: the timeout) and keep
-	 * it in s->key, setting s->has_key; main() prints it. */
+	/* SOLUTION step 6: receive() the KEY (allowing for no bytes: the
+	 * timeout) and keep it in s->key, setting s->has_key; main() prints
+	 * it. */
 	struct lab3_msg msg;
 
 	if (receive(s, &msg, 0) != 0)
@@ -566,24 +545,37 @@ static int send_step(struct sender *s, const struct lab3_msg *msg)
 
 	while ((ret = lab3_post_msg(&s->conn, msg)) == -EAGAIN)
 		lab3_wait(&s->conn, 0);
-	if (ret == 0)
-		while ((ret = lab3_sends_completed(&s->conn)) == -EAGAIN)
-			lab3_wait(&s->conn, 0);
-	reap(s);
 	if (ret != 0)
 		return fail_conn(s, ret);
+	if (wait_sends(s) != 0)
+		return -1;
 	lab3_tx_advance(&s->tx);
 	return 0;
 }
 
-/* receive: the next message, waiting up to WAIT_MS of silence for it,
- * judged by the rules (lab3_tx_accept): it must be the one the current
+/* wait_sends: wait until every SEND and RDMA WRITE posted has completed,
+ * reaping what completes (the send queue completes in order).  0, or -1
+ * after saying why the run failed. */
+static int wait_sends(struct sender *s)
+{
+	int ret;
+
+	while ((ret = lab3_sends_completed(&s->conn)) == -EAGAIN)
+		lab3_wait(&s->conn, 0);
+	reap(s);
+	return ret != 0 ? fail_conn(s, ret) : 0;
+}
+
+/* receive: the next message, waiting for it up to the timeout of
+ * silence plus a second per 4 MiB of BYTES (what the receiver may have
+ * to store before it answers: lab3_ms_for_bytes()), judged by the rules (lab3_tx_accept): it must be the one the current
  * state expects.  Returns 0, or -1 after reporting why and recording the
  * exit status.  While it waits, siw's nudge goes out when it is due
  * (lab3_nudge(): nothing on other providers), and the WRITEs and DONEs
  * that complete meanwhile are reaped. */
-static int receive(struct sender *s, struct lab3_msg *msg, int wait_ms)
+static int receive(struct sender *s, struct lab3_msg *msg, uint64_t bytes)
 {
+	int wait_ms = lab3_ms_for_bytes(&s->conn, bytes);
 	char why[LAB3_ERR_LEN];
 	int ret;
 
@@ -622,7 +614,9 @@ static int fail(struct sender *s, enum lab3_exit status, const char *fmt,
 	return -1;
 }
 
-/* fail_conn: the connection failed with RET; conn.err says how.  The
+/* fail_conn: the connection failed with RET; conn.err says how.  Out of
+ * memory or locked memory (a piece of the file that cannot be
+ * registered) is the sender's own failure, and the receiver is told.  The
  * receiver's ERROR (the common layer makes it -EREMOTEIO, whatever else
  * went wrong with it) is a refusal, or with the protocol code a protocol
  * error of ours, and its reason is what the user needs.  A malformed
@@ -630,6 +624,12 @@ static int fail(struct sender *s, enum lab3_exit status, const char *fmt,
  * else (timeouts, a lost peer, transport errors) is a connection error. */
 static int fail_conn(struct sender *s, int ret)
 {
+	if (ret == -ENOMEM || ret == -EPERM || ret == -EAGAIN) {
+		fail(s, LAB3_EXIT_LOCAL, "%s: %s", s->opt.path, s->conn.err);
+		lab3_send_error(&s->conn, LAB3_ERR_INTERNAL,
+				"the sender cannot register its file");
+		return -1;
+	}
 	if (ret == -EREMOTEIO && s->conn.peer_code == LAB3_ERR_PROTOCOL)
 		return fail(s, LAB3_EXIT_PROTOCOL, "the receiver says: %s",
 			    s->conn.err);

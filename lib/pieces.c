@@ -30,8 +30,9 @@ static int room(struct lab3_pieces *p, struct lab3_conn *conn)
 /* lab3_write_piece: see pieces.h. */
 int lab3_write_piece(struct lab3_pieces *p, struct lab3_conn *conn,
 		     uint64_t offset, uint32_t len, uint64_t remote_addr,
-		     uint32_t rkey, int wait_ms)
+		     uint32_t rkey)
 {
+	int wait_ms = lab3_ms_for_bytes(conn, len);
 	uint8_t *src = (uint8_t *)p->data + offset;
 	struct ibv_mr *mr;
 	int ret;

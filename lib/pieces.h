@@ -40,12 +40,14 @@ struct lab3_pieces {
  * reads them) and post an RDMA WRITE of them to REMOTE_ADDR under RKEY
  * (lab3_post_write()).  First, while the piece would take the registered
  * bytes over the pin budget, wait for WRITEs to complete and release
- * theirs; and while the send queue is full, for room: each wait WAIT_MS
- * of silence at most.  0 once posted; else the connection's error
- * (conn->err says it), nothing left registered. */
+ * theirs; and while the send queue is full, for room: each wait the
+ * connection's timeout of silence and a piece's worth at most
+ * (lab3_ms_for_bytes()).  0 once posted; else the connection's error
+ * (conn->err says it: -ENOMEM, -EPERM or -EAGAIN when the piece cannot
+ * be registered), nothing left registered. */
 int lab3_write_piece(struct lab3_pieces *p, struct lab3_conn *conn,
 		     uint64_t offset, uint32_t len, uint64_t remote_addr,
-		     uint32_t rkey, int wait_ms);
+		     uint32_t rkey);
 
 /* A DONE for the LENGTH bytes of the chunk at OFFSET has just been
  * posted (it is conn->sends_posted's last): its chunk lands once it

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # skeleton.awk: a students' source file from the reference's, at a depth.
 #
-#	awk -v KIND=sender|client -v DEPTH=messages|verbs -f skeleton.awk FILE
+#	awk -v KIND=sender|client -v DEPTH=messages|verbs \
+#	    [-v HINTS=goal -v GOALS=scripts/handout/goals.txt] -f skeleton.awk FILE
 #
 # Each region of the reference between a comment that opens
 #	/* SOLUTION STEP: what to do ... */
@@ -13,7 +14,10 @@
 # not implemented" and fails the run.  A region whose STEP opens with
 # "verbs " (the lab's verbs: connecting, registering, the RDMA WRITE) is
 # the student's only at DEPTH=verbs; at the default depth, messages, it
-# stays code and only its markers go.  KEEP, a list of STEPs joined by
+# stays code and only its markers go.  With HINTS=goal, the TODO's
+# comment is STEP's goal hint from the file GOALS instead (its lines
+# after "== STEP"; a TODO with none there is an error); HINTS=steps (the
+# default here) keeps the reference's comment.  KEEP, a list of STEPs joined by
 # "|", keeps those regions' code too (the tests write a kit's TODOs one
 # at a time, from the reference, this way).
 #
@@ -43,6 +47,47 @@ BEGIN {
 	nkeep = split(KEEP, keep_list, "|")
 	for (i = 1; i <= nkeep; i++)
 		kept[keep_list[i]] = 1
+	if (HINTS == "")
+		HINTS = "steps"
+	if (HINTS != "goal" && HINTS != "steps")
+		die("HINTS must be goal or steps")
+	if (HINTS == "goal")
+		read_goals()
+}
+
+# read_goals: each goal hint of the file GOALS into goal[STEP], its lines
+# joined by newlines.
+function read_goals(    line, name, n) {
+	if (GOALS == "")
+		die("HINTS=goal needs GOALS, the goal hints' file")
+	while ((n = (getline line < GOALS)) > 0) {
+		if (line ~ /^#/)
+			continue
+		if (line ~ /^== /) {
+			name = substr(line, 4)
+			continue
+		}
+		if (name == "" || line == "")
+			continue
+		if (name in goal)
+			goal[name] = goal[name] "\n" line
+		else
+			goal[name] = line
+	}
+	if (n < 0)
+		die("cannot read " GOALS)
+	close(GOALS)
+}
+
+# print_goal: STEP's TODO comment, its goal hint.
+function print_goal(    n, lines, i) {
+	if (!(step in goal))
+		die("no goal hint for \"" step "\" in " GOALS)
+	print "\t/* TODO " step ":"
+	n = split(goal[step], lines, "\n")
+	for (i = 1; i <= n; i++)
+		print "\t * " lines[i]
+	print "\t */"
 }
 
 /^#include / { last_include = 1; print; next }
@@ -94,13 +139,16 @@ stubs && !stub_done && /^\/\* ---- / {
 		blanked++
 		line = $0
 		sub(/\/\* SOLUTION (verbs )?/, "/* TODO ", line)
-		print line
+		if (HINTS == "goal")
+			print_goal()
+		else
+			print line
 	}
 	next
 }
 
 in_solution && in_comment {
-	if (blank)
+	if (blank && HINTS == "steps")
 		print
 	if ($0 ~ /\*\/$/)
 		in_comment = 0

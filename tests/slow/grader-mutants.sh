@@ -97,11 +97,12 @@ MAYLOSE[done-before-writes]="lab-one-byte lab-odd-size many-windows bad-verdict"
 # arrives after it; the receiver cannot tell it from an ID sent in turn.  lab-empty-file catches it by chance: missed 12 times in 40 in
 # the bed, and a CI run of 9acbb45 failed on it.)
 mutant id-before-verdict sender.c \
-	'	if (receive(s, &msg, wait_ms) != 0)
+	'	if (receive(s, &msg, behind) != 0)
 		return -1;
 	s->verdict = ' \
 	'	{
 		struct lab3_msg early = { .type = LAB3_MSG_ID };
+		int ret;
 
 		snprintf(early.id.id, sizeof(early.id.id), "%s", s->opt.id);
 		while ((ret = lab3_post_msg(&s->conn, &early)) == -EAGAIN)
@@ -109,7 +110,7 @@ mutant id-before-verdict sender.c \
 		if (ret != 0)
 			return -1;
 	}
-	if (receive(s, &msg, wait_ms) != 0)
+	if (receive(s, &msg, behind) != 0)
 		return -1;
 	s->verdict = '
 mutant id-before-verdict sender.c \
