@@ -148,8 +148,6 @@ int lab3_connect(struct lab3_conn *conn)
 		return conn_errno(conn, "rdma_connect", EIO);
 	while (ret == 0 && conn->cm_event != RDMA_CM_EVENT_ESTABLISHED)
 		ret = lab3_wait(conn, 0);
-	if (ret == 0)
-		siw_nudge_arm(conn, lab3_now_ms());	/* provider.h */
 	return ret;
 	/* END SOLUTION */
 }

@@ -370,6 +370,10 @@ int lab3_apply_cm_event(struct lab3_conn *conn,
 	case RDMA_CM_EVENT_ESTABLISHED:
 		conn->connected = 1;
 		conn->established = 1;
+		/* A client's connection (its queue pair on its cm_id): siw's
+		 * nudge may go from now on (provider.h). */
+		if (conn->qp != NULL && conn->qp == conn->id->qp)
+			siw_nudge_arm(conn, lab3_now_ms());
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		conn->disconnected = 1;

@@ -15,7 +15,8 @@
 
 /* siw (Soft-iWARP) can miss a client's first message after accepting
  * (see the nudge in provider.c).  siw_nudge_arm(): the client's
- * connection is up at NOW (ms); over iWARP, arm the nudges.
+ * connection is up at NOW (ms; its ESTABLISHED, which completion.c
+ * applies); over iWARP, arm the nudges.
  * siw_nudge_due(): at NOW, whether a nudge (a zero-length RDMA WRITE,
  * which lab3_nudge() in client.c posts) is due; it counts it.
  * siw_nudge_in(): for lab3_wait(), which posts no nudge itself (only

@@ -24,6 +24,9 @@
 #   RXE_TIMEOUT     seconds the whole run may take (default 600)
 #   RXE_VM_MEM      memory of each VM (default 2G)
 #   RXE_VM_CPUS     virtual CPUs of each VM (default 2)
+#   RXE_VM_CPU      QEMU's CPU model for each VM (default max: every
+#                   feature TCG emulates; a named model, such as
+#                   Westmere, leaves out AVX, which TCG runs slowly)
 #   RXE_BED_CACHE   cache directory (default ~/.cache/rdma-lab3-bed)
 #   RXE_KERNEL_PKG  kernel package to use, or a series' meta-package such as
 #                   linux-image-6.12-amd64 (default: linux-image-amd64)
@@ -43,6 +46,7 @@ BED_CACHE=${RXE_BED_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rdma-lab3-bed}
 BED_TIMEOUT=${RXE_TIMEOUT:-600}
 BED_MEM=${RXE_VM_MEM:-2G}
 BED_CPUS=${RXE_VM_CPUS:-2}
+BED_CPU=${RXE_VM_CPU:-max}
 
 # Exit statuses of the bed itself, as timeout(1) and env(1) use them.
 BED_EXIT_TIMEOUT=124
@@ -440,7 +444,7 @@ bed_start_vm() {
 		trap 'kill -TERM $vm 2>/dev/null' TERM
 		timeout --kill-after=5 "$BED_TIMEOUT" qemu-system-x86_64 \
 			-nodefaults -no-user-config -display none -no-reboot \
-			-machine pc -accel tcg -cpu max -smp "$BED_CPUS" -m "$BED_MEM" \
+			-machine pc -accel tcg -cpu "$BED_CPU" -smp "$BED_CPUS" -m "$BED_MEM" \
 			-kernel "$BED_KERNEL" -initrd "$BED_INITRD" \
 			-append "console=ttyS0 quiet panic=-1 rxebed.name=$name rxebed.provider=$BED_PROVIDER rxebed.net=$net rxebed.addr=$addr rxebed.addr6=$(bed_addr6 "$addr")/64$BED_VIEW_PARAM" \
 			-serial "file:$run/$name.console" \
