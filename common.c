@@ -10,7 +10,8 @@
  * What each completion and each CM event means is completion.c's; the
  * wait hands them there.  Each side adds its own: the client resolves,
  * makes its queue pair on the cm_id and connects (client.c); the class
- * server listens, makes its own queue pair and accepts (server/).
+ * server listens, makes its own queue pair and accepts (the receiver's
+ * listener).
  */
 #include <errno.h>
 #include <poll.h>

@@ -44,17 +44,17 @@ int conn_error(struct lab3_conn *conn, int ret, const char *fmt, ...)
 }
 
 /* conn_errno: conn_error() for CALL that has just failed with errno
- * ("CALL: reason"; ECONNREFUSED is "nobody listens there": iWARP opens
- * its TCP connection inside rdma_connect(), and a port no one listens on
- * fails the call itself, not with a REJECTED event as on InfiniBand and
- * RoCE).  The verbs calls that return NULL do not all promise to set
+ * ("CALL: reason"; rdma_connect()'s ECONNREFUSED is "nobody listens
+ * there": iWARP opens its TCP connection inside rdma_connect(), and a
+ * port no one listens on fails the call itself, not with a REJECTED
+ * event as on InfiniBand and RoCE).  The verbs calls that return NULL do not all promise to set
  * errno, so callers clear it before the call and FALLBACK stands in if it
  * is still 0. */
 int conn_errno(struct lab3_conn *conn, const char *call, int fallback)
 {
 	int err = errno != 0 ? errno : fallback;
 
-	if (err == ECONNREFUSED)	/* iWARP's rdma_connect(): see explain.c */
+	if (err == ECONNREFUSED && strcmp(call, "rdma_connect") == 0)
 		return conn_error(conn, -err, "%s", conn_no_listener_msg);
 	return conn_error(conn, -err, "%s: %s", call, strerror(err));
 }

@@ -3,7 +3,8 @@
  * conn_internal.h - the parts of one connection that its own files share:
  * common.c (both sides), completion.c (what completions mean), client.c
  * (the client's side) and the receiver's listener (the server's), with
- * lib/provider.c and the project's test tools.  The programs' steps
+ * lib/provider.c, lib/pieces.c (the sender's file in flight) and the
+ * project's test tools.  The programs' steps
  * (sender.c, and the receiver's session) do not include it.
  */
 #ifndef LAB3_CONN_INTERNAL_H
@@ -55,7 +56,7 @@ int conn_post_send(struct lab3_conn *conn, struct ibv_send_wr *wr,
 void conn_params(struct rdma_conn_param *param);
 
 /* In completion.c: the connection's first error, and one for a call that
- * set errno; a credit taken and given back; what one completion means
+ * set errno; a credit used and returned; what one completion means
  * (1: post its receive buffer again); under -v, a message sent or
  * received (WHAT: "send" or "received"), with its fields. */
 int conn_error(struct lab3_conn *conn, int ret, const char *fmt, ...)

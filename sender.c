@@ -568,8 +568,8 @@ static int wait_sends(struct sender *s)
 
 /* receive: the next message, waiting for it up to the timeout of
  * silence plus a second per 4 MiB of BYTES (what the receiver may have
- * to store before it answers: lab3_ms_for_bytes()), judged by the rules (lab3_tx_accept): it must be the one the current
- * state expects.  Returns 0, or -1 after reporting why and recording the
+ * to store before it answers: lab3_ms_for_bytes()), judged by the rules
+ * (lab3_tx_accept): it must be the one the current state expects.  Returns 0, or -1 after reporting why and recording the
  * exit status.  While it waits, siw's nudge goes out when it is due
  * (lab3_nudge(): nothing on other providers), and the WRITEs and DONEs
  * that complete meanwhile are reaped. */
@@ -614,9 +614,10 @@ static int fail(struct sender *s, enum lab3_exit status, const char *fmt,
 	return -1;
 }
 
-/* fail_conn: the connection failed with RET; conn.err says how.  Out of
- * memory or locked memory (a piece of the file that cannot be
- * registered) is the sender's own failure, and the receiver is told.  The
+/* fail_conn: the connection failed with RET; conn.err says how.  A piece
+ * of the file that could not be registered (out of memory or locked
+ * memory: s->pieces.unregistered) is the sender's own failure, and the
+ * receiver is told.  The
  * receiver's ERROR (the common layer makes it -EREMOTEIO, whatever else
  * went wrong with it) is a refusal, or with the protocol code a protocol
  * error of ours, and its reason is what the user needs.  A malformed
@@ -624,7 +625,7 @@ static int fail(struct sender *s, enum lab3_exit status, const char *fmt,
  * else (timeouts, a lost peer, transport errors) is a connection error. */
 static int fail_conn(struct sender *s, int ret)
 {
-	if (ret == -ENOMEM || ret == -EPERM || ret == -EAGAIN) {
+	if (s->pieces.unregistered) {
 		fail(s, LAB3_EXIT_LOCAL, "%s: %s", s->opt.path, s->conn.err);
 		lab3_send_error(&s->conn, LAB3_ERR_INTERNAL,
 				"the sender cannot register its file");

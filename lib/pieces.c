@@ -37,7 +37,8 @@ int lab3_write_piece(struct lab3_pieces *p, struct lab3_conn *conn,
 	struct ibv_mr *mr;
 	int ret;
 
-	while (p->pinned > 0 && p->pinned + len > p->pin_budget) {
+	while ((p->pinned > 0 && p->pinned + len > p->pin_budget) ||
+	       p->n == LAB3_SEND_DEPTH) {
 		ret = lab3_sends_completed(conn);
 		if (ret == -EAGAIN)
 			lab3_wait(conn, wait_ms);
@@ -46,10 +47,13 @@ int lab3_write_piece(struct lab3_pieces *p, struct lab3_conn *conn,
 		lab3_reap_pieces(p, conn);
 	}
 	ret = room(p, conn);	/* checked before the WRITE is live */
-	if (ret == 0)
-		ret = lab3_reg_mr(conn, src, len, 0, &mr);	/* read only */
 	if (ret != 0)
 		return ret;
+	ret = lab3_reg_mr(conn, src, len, 0, &mr);	/* read only */
+	if (ret != 0) {
+		p->unregistered = 1;
+		return ret;
+	}
 	while ((ret = lab3_post_write(conn, mr, src, len, remote_addr,
 				      rkey)) == -EAGAIN) {
 		lab3_wait(conn, wait_ms);
@@ -98,7 +102,7 @@ int lab3_reap_pieces(struct lab3_pieces *p, const struct lab3_conn *conn)
 			p->n * sizeof(p->inflight[0]));
 		if (piece.mr == NULL) {
 			p->landed += piece.length;
-			landed = 1;
+			landed++;
 			continue;
 		}
 		ibv_dereg_mr(piece.mr);

@@ -31,6 +31,8 @@ struct lab3_pieces {
 	uint64_t pin_budget;		/* bytes registered at once, at most */
 	uint64_t pinned;		/* ... now */
 	uint64_t landed;		/* bytes in chunks whose DONE completed */
+	int unregistered;		/* a piece could not be registered:
+					 * the connection's error says why */
 	/* In flight, oldest first: no more than the send queue holds. */
 	struct lab3_piece inflight[LAB3_SEND_DEPTH];
 	int n;
@@ -39,12 +41,12 @@ struct lab3_pieces {
 /* Register LEN bytes of the file at OFFSET (read access only: the NIC
  * reads them) and post an RDMA WRITE of them to REMOTE_ADDR under RKEY
  * (lab3_post_write()).  First, while the piece would take the registered
- * bytes over the pin budget, wait for WRITEs to complete and release
- * theirs; and while the send queue is full, for room: each wait the
- * connection's timeout of silence and a piece's worth at most
- * (lab3_ms_for_bytes()).  0 once posted; else the connection's error
- * (conn->err says it: -ENOMEM, -EPERM or -EAGAIN when the piece cannot
- * be registered), nothing left registered. */
+ * bytes over the pin budget, or LAB3_SEND_DEPTH entries are in flight,
+ * wait for WRITEs to complete and release theirs; and while the send
+ * queue is full, for room: each wait the connection's timeout of silence
+ * and a piece's worth at most (lab3_ms_for_bytes()).  0 once posted;
+ * else the connection's error (conn->err says it; p->unregistered is set
+ * when the piece could not be registered), nothing left registered. */
 int lab3_write_piece(struct lab3_pieces *p, struct lab3_conn *conn,
 		     uint64_t offset, uint32_t len, uint64_t remote_addr,
 		     uint32_t rkey);
@@ -59,7 +61,7 @@ int lab3_done_posted(struct lab3_pieces *p, struct lab3_conn *conn,
 
 /* Take the WRITEs and DONEs that have completed, oldest first: a WRITE's
  * registration is released, and with it its pages; a DONE's chunk counts
- * in p->landed.  Returns whether any DONE's did. */
+ * in p->landed.  Returns how many DONEs completed. */
 int lab3_reap_pieces(struct lab3_pieces *p, const struct lab3_conn *conn);
 
 /* Deregister what a run that failed left registered, before the

@@ -20,8 +20,8 @@
  * siw_nudge_due(): at NOW, whether a nudge (a zero-length RDMA WRITE,
  * which lab3_nudge() in client.c posts) is due; it counts it.
  * siw_nudge_in(): for lab3_wait(), which posts no nudge itself (only
- * receives again, common.c): 1 when the next
- * nudge comes before *LEFT ms are over, with *LEFT cut short to it. */
+ * receives again, common.c): 1 when the next nudge comes before *LEFT
+ * ms are over, with *LEFT cut short to it. */
 void siw_nudge_arm(struct lab3_conn *conn, long long now);
 int siw_nudge_due(struct lab3_conn *conn, long long now);
 int siw_nudge_in(const struct lab3_conn *conn, long long *left);

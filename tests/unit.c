@@ -3519,18 +3519,15 @@ static int fake_cq_arm(struct ibv_cq *cq, int solicited_only)
 	return 0;
 }
 
-/* wait_for_late_send: lab3_wait(C, 200) while our one SEND's completion
- * reaches the CQ 50 ms into the wait, its event never; the wait's
- * result, and how long it took in *MS. */
-static int wait_for_late_send(struct lab3_conn *c, long long *ms)
+/* fake_cq_conn: C, connected, on that CQ and those channels; 0, or a
+ * negative errno. */
+static int fake_cq_conn(struct lab3_conn *c)
 {
 	static struct ibv_context ctx;
 	static struct ibv_cq cq;
 	static struct ibv_comp_channel comp;
 	static struct rdma_event_channel cm;
 	static int fds[2][2] = { { -1, -1 }, { -1, -1 } };
-	long long start = lab3_now_ms();
-	int ret;
 
 	if (fds[0][0] < 0 && (pipe(fds[0]) != 0 || pipe(fds[1]) != 0))
 		return -errno;
@@ -3544,6 +3541,19 @@ static int wait_for_late_send(struct lab3_conn *c, long long *ms)
 	c->cm_channel = &cm;
 	c->owns_cm_channel = 1;
 	c->connected = 1;
+	return 0;
+}
+
+/* wait_for_late_send: lab3_wait(C, 200) while our one SEND's completion
+ * reaches the CQ 50 ms into the wait, its event never; the wait's
+ * result, and how long it took in *MS. */
+static int wait_for_late_send(struct lab3_conn *c, long long *ms)
+{
+	long long start = lab3_now_ms();
+	int ret = fake_cq_conn(c);
+
+	if (ret != 0)
+		return ret;
 	c->credits = LAB3_SEND_DEPTH - 1;
 	c->sends_posted++;
 	late_at = start + 50;
@@ -3652,13 +3662,40 @@ static void test_pieces_bounded(void)
 	else
 		pass(name);
 	c.sends_completed = 2;
-	if (lab3_reap_pieces(&t.p, &c) != 1 || t.p.landed != 20 ||
+	if (lab3_reap_pieces(&t.p, &c) != 2 || t.p.landed != 20 ||
 	    t.p.n != LAB3_SEND_DEPTH - 2)
 		fail("pieces: completed DONEs land, oldest first", "%llu "
 		     "landed, %d in flight; expected 20, %d",
 		     (unsigned long long)t.p.landed, t.p.n, LAB3_SEND_DEPTH - 2);
 	else
 		pass("pieces: completed DONEs land, oldest first");
+}
+
+/* test_pieces_full_waits: with LAB3_SEND_DEPTH WRITEs and DONEs in
+ * flight (every credit taken), the next piece waits for one of them to
+ * complete: here none does, so the wait's silence ends it (-ETIMEDOUT),
+ * not a refusal of the full queue (-ENOBUFS). */
+static void test_pieces_full_waits(void)
+{
+	const char *name = "pieces: a WRITE with the queue full waits for "
+			   "room (here: the timeout), not -ENOBUFS";
+	static struct lab3_pieces p;
+	struct lab3_conn c = { .prog = "unit", .timeout_ms = 100 };
+	int ret = fake_cq_conn(&c);
+
+	late_left = 0;			/* nothing completes */
+	c.credits = 0;
+	for (int i = 0; i < LAB3_SEND_DEPTH; i++)
+		p.inflight[p.n++] = (struct lab3_piece) {
+			.offset = (uint64_t)i, .length = 1,
+			.complete_at = ++c.sends_posted };
+	if (ret == 0)
+		ret = lab3_write_piece(&p, &c, 0, 10, 0, 0);
+	if (ret != -ETIMEDOUT || p.n != LAB3_SEND_DEPTH || p.unregistered)
+		fail(name, "%d (%s), %d in flight; expected %d, %d", ret, c.err,
+		     p.n, -ETIMEDOUT, LAB3_SEND_DEPTH);
+	else
+		pass(name);
 }
 
 /* ---- Quotas: the sources they count by, the files --keep drops ---- */
@@ -3753,6 +3790,7 @@ int main(void)
 	test_late_cq_event();
 	test_unsignaled_is_posted();
 	test_pieces_bounded();
+	test_pieces_full_waits();
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed == 0 ? 0 : 1;
 }
