@@ -147,9 +147,6 @@ struct lab3_conn {
 					 * message before it has been seen */
 	long long settle_until;		/* until then, see what ended with
 					 * it (lab3_settling()) */
-	long long unannounced_at;	/* ms: the wait found completions
-					 * with no completion event; 0 once
-					 * one comes (common.c's cq_unarmed) */
 
 	char err[LAB3_ERR_LEN];
 };
