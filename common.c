@@ -710,7 +710,7 @@ void lab3_conn_destroy(struct lab3_conn *conn)
 	 * has been acknowledged; take (and ack) any still unread too, so
 	 * that none is left over (the QP is gone, so no more come). */
 	while (conn->comp_channel != NULL && conn->cq != NULL &&
-	       cq_event_ready(conn) && took_cq_event(conn))
+	       cq_event_ready(conn) && took_cq_event(conn) == 1)
 		;
 	if (conn->cq != NULL)
 		ibv_destroy_cq(conn->cq);
