@@ -588,10 +588,15 @@ static int fake_file(struct evil *e, const char *mode,
 		ret = recv_chunk_region(e, offset);
 		if (ret == 0 && write != NULL)
 			ret = write(e);
-		if (ret == 0)
+		if (ret == 0) {
+			/* A DONE counts once posted: the receiver's ERROR
+			 * may come before the DONE's own completion. */
+			unsigned posted = e->conn.next_send;
+
 			ret = send_done(e, e->region.region.length);
-		if (ret == 0)
-			e->chunks++;
+			if (e->conn.next_send != posted)
+				e->chunks++;
+		}
 		offset += e->region.region.length;
 	}
 	if (ret == 0)
