@@ -3650,6 +3650,58 @@ static void test_pieces_full_waits(void)
 		pass(name);
 }
 
+/* test_unarmed_at_silence: a completion that comes without its event
+ * (an unarmed CQ) during a wait is found when the wait's own deadline
+ * wakes it: no event comes in the event's lag either, and the wait names
+ * the arming that was missed. */
+static void test_unarmed_at_silence(void)
+{
+	const char *name = "wait: completions found at the wait's deadline "
+			   "with no event name the unarmed CQ";
+	struct lab3_conn c = { .prog = "unit", .timeout_ms = 100,
+			       .credits = LAB3_SEND_DEPTH - 1 };
+	int ret = fake_cq_conn(&c);
+
+	late_at = lab3_now_ms() + 30;
+	late_left = 1;
+	if (ret == 0)
+		ret = lab3_wait(&c, 0);
+	if (ret != -EIO || strstr(c.err, "ibv_req_notify_cq") == NULL)
+		fail(name, "%d (%s); expected %d naming ibv_req_notify_cq",
+		     ret, c.err, -EIO);
+	else
+		pass(name);
+}
+
+/* test_unannounced_not_judged: a wake that is not the wait's deadline
+ * (here: the end of the settling window of a connection the peer hung
+ * up, with our SEND in flight) finds that SEND's completion without its
+ * event.  Its event may still be on its way: the completion is taken,
+ * and the connection ends for what ended it (the hang-up), not for an
+ * unarmed CQ, with no wait for the event. */
+static void test_unannounced_not_judged(void)
+{
+	const char *name = "wait: a completion found without its event at a "
+			   "wake that is not the deadline is taken, not judged";
+	struct lab3_conn c = { .prog = "unit", .timeout_ms = 5000,
+			       .credits = LAB3_SEND_DEPTH - 1,
+			       .disconnected = 1 };
+	int ret = fake_cq_conn(&c);
+
+	c.settle_until = lab3_now_ms() + 100;
+	late_at = lab3_now_ms() + 30;
+	late_left = 1;
+	if (ret == 0)
+		ret = lab3_wait(&c, 0);
+	if (ret == -EIO || strstr(c.err, "armed") != NULL ||
+	    c.sends_completed != 1 || c.credits != LAB3_SEND_DEPTH)
+		fail(name, "%d (%s), %llu completed; expected the hang-up, "
+		     "1 completed", ret, c.err,
+		     (unsigned long long)c.sends_completed);
+	else
+		pass(name);
+}
+
 /* ---- Quotas: the sources they count by, the files --keep drops ---- */
 
 /* expect_source: peer_source() of PEER is WANT. */
@@ -3742,6 +3794,8 @@ int main(void)
 	test_unsignaled_is_posted();
 	test_pieces_bounded();
 	test_pieces_full_waits();
+	test_unarmed_at_silence();
+	test_unannounced_not_judged();
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed == 0 ? 0 : 1;
 }
