@@ -536,35 +536,52 @@ static int took_cq_event(struct lab3_conn *conn)
 	/* END SOLUTION */
 }
 
-/* cq_unarmed: the wait slept until its own deadline, no completion event
- * woke it, and yet the CQ holds completions.  On an armed CQ their event
- * is right behind them: wait for it, CQ_EVENT_LAG_MS at most.  If none
- * comes, the CQ was not armed, and each sleep of the wait would last
- * until its timeout, whatever completed meanwhile: that is the
- * connection's error (1).  Only at the end of a whole silence, where the
- * wait had timed out anyway: a correct program waits here only for its
- * event's real lag, and is never judged at any other wake (a CM event's,
- * the settling's end), where the event may still be on its way. */
-static int cq_unarmed(struct lab3_conn *conn)
+/* apply_wcs: hand each of the N completions in WC to completion.c
+ * (conn_apply_wc()), and post a receive buffer again when it says so. */
+static void apply_wcs(struct lab3_conn *conn, const struct ibv_wc *wc, int n)
 {
-	struct pollfd fd = { .fd = conn->comp_channel->fd, .events = POLLIN };
-
-	if (lab3_wait_fds(&fd, 1, CQ_EVENT_LAG_MS, conn->wait_sigmask) > 0 &&
-	    took_cq_event(conn))
-		return 0;
-	conn_error(conn, -EIO, "completions were waiting on the CQ but no "
-		   "completion event came: is the CQ armed with "
-		   "ibv_req_notify_cq before each sleep?");
-	return 1;
+	for (int i = 0; i < n; i++)
+		if (conn_apply_wc(conn, &wc[i]) == 1)
+			post_recv(conn, (int)WR_REST(wc[i].wr_id));
 }
 
-/* poll_cq: take every completion there is (poll_once()), hand each to
- * completion.c (conn_apply_wc()) and post a receive buffer again when it
- * says so; the CQ is left armed.  SILENCE: the wait has just slept until
- * its deadline with no completion event, so the first completions found
- * must have their event coming (cq_unarmed()).  How many were taken, or
- * the connection's error.  A connection with no CQ yet has none. */
-static int poll_cq(struct lab3_conn *conn, int silence)
+/* lagging_event: the wait slept until its own deadline and no completion
+ * event woke it.  If the CQ holds completions all the same, their event
+ * is right behind them on an armed CQ: they are held (taken, not yet
+ * applied) while it gets CQ_EVENT_LAG_MS to come, and applied when it
+ * does.  If none comes, the CQ was not armed, and each sleep of the wait
+ * would last until its timeout, whatever completed meanwhile: that is
+ * the connection's error.  Asked only at the end of a whole silence,
+ * where the wait had timed out anyway, so a correct program waits here
+ * only for its event's real lag; no other wake (a CM event's, the
+ * settling's end) is judged, as the event may still be on its way there.
+ * How many completions were held and applied, or the connection's
+ * error. */
+static int lagging_event(struct lab3_conn *conn)
+{
+	struct pollfd fd = { .fd = -1, .events = POLLIN };
+	struct ibv_wc wc[8];
+	int n;
+
+	if (conn->cq == NULL || (n = poll_once(conn, wc, 8)) == 0)
+		return 0;
+	if (n < 0)
+		return conn->error;
+	fd.fd = conn->comp_channel->fd;
+	if (lab3_wait_fds(&fd, 1, CQ_EVENT_LAG_MS, conn->wait_sigmask) > 0 &&
+	    took_cq_event(conn) == 1) {
+		apply_wcs(conn, wc, n);
+		return n;
+	}
+	return conn_error(conn, -EIO, "completions were waiting on the CQ "
+			  "but no completion event came: is the CQ armed with "
+			  "ibv_req_notify_cq before each sleep?");
+}
+
+/* poll_cq: take every completion there is (poll_once()) and apply each
+ * (apply_wcs()); the CQ is left armed.  How many were taken, or the
+ * connection's error.  A connection with no CQ yet has none. */
+static int poll_cq(struct lab3_conn *conn)
 {
 	struct ibv_wc wc[8];
 	int taken = 0, n;
@@ -572,21 +589,33 @@ static int poll_cq(struct lab3_conn *conn, int silence)
 	if (conn->cq == NULL)
 		return 0;
 	while ((n = poll_once(conn, wc, 8)) > 0) {
-		if (silence && taken == 0 && cq_unarmed(conn))
-			return conn->error;
-		for (int i = 0; i < n; i++)
-			if (conn_apply_wc(conn, &wc[i]) == 1)
-				post_recv(conn, (int)WR_REST(wc[i].wr_id));
+		apply_wcs(conn, wc, n);
 		taken += n;
 	}
 	return n < 0 ? n : taken;
 }
 
+/* sleep_on: sleep until one of the wait's two channels FDS is ready, LEFT
+ * ms at most: how many are (0: the time ran out), or the connection's
+ * error (a signal came, say). */
+static int sleep_on(struct lab3_conn *conn, struct pollfd *fds, long long left)
+{
+	int ready = lab3_wait_fds(fds, 2, left, conn->wait_sigmask);
+	int err = errno;
+
+	if (ready >= 0)
+		return ready;
+	return conn_error(conn, -err, "%s", err == EINTR ?
+			  "interrupted by a signal" : strerror(err));
+}
+
 /* lab3_wait: see common.h.  The steps, as rdma-core's rdma_get_recv_comp()
  * takes them: poll the CQ, arm it, poll again; sleep on the completion
  * channel, with the CM channel beside it; get the channel's event and ack
- * it; round again.  What ended the connection is let settle first
- * (lab3_settling()): the peer's ERROR may be right behind. */
+ * it; round again.  A sleep that lasted until the deadline with no event
+ * asks whether the CQ was armed (lagging_event()).  What ended the
+ * connection is let settle first (lab3_settling()): the peer's ERROR may
+ * be right behind. */
 int lab3_wait(struct lab3_conn *conn, int wait_ms)
 {
 	int limit = wait_ms > 0 ? wait_ms : conn->timeout_ms;
@@ -597,7 +626,7 @@ int lab3_wait(struct lab3_conn *conn, int wait_ms)
 	if (wait_ms == LAB3_NO_WAIT) {	/* the class server's: no sleep */
 		if (conn->comp_channel != NULL)
 			took_cq_event(conn);
-		return poll_cq(conn, 0) < 0 ? conn->error : 0;
+		return poll_cq(conn) < 0 ? conn->error : 0;
 	}
 	/* The class server's connections share the listener's CM channel,
 	 * and nothing of theirs may block (the class server never sleeps). */
@@ -611,9 +640,12 @@ int lab3_wait(struct lab3_conn *conn, int wait_ms)
 				conn->comp_channel->fd : -1, .events = POLLIN },
 		};
 		long long until = deadline, left;
-		int nudge, woke;
+		int nudge, woke, held = silence ? lagging_event(conn) : 0;
 
-		news |= poll_cq(conn, silence) > 0;	/* poll, arm, poll */
+		if (held < 0)
+			return held;		/* no event came: unarmed */
+		news |= held > 0;
+		news |= poll_cq(conn) > 0;		/* poll, arm, poll */
 		news |= (conn->error != 0) != failed ||
 			conn->disconnected != gone;
 		if (lab3_settling(conn))
@@ -626,14 +658,9 @@ int lab3_wait(struct lab3_conn *conn, int wait_ms)
 		if (left <= 0)
 			break;				/* settled */
 		nudge = siw_nudge_in(conn, &left);	/* provider.h */
-		woke = lab3_wait_fds(fds, 2, left, conn->wait_sigmask);
-		if (woke < 0) {
-			int err = errno;
-
-			return conn_error(conn, -err, "%s", err == EINTR ?
-					  "interrupted by a signal" :
-					  strerror(err));
-		}
+		woke = sleep_on(conn, fds, left);
+		if (woke < 0)
+			return woke;
 		silence = woke == 0 && until == deadline && !nudge;
 		if (fds[1].revents & POLLIN)
 			took_cq_event(conn);		/* get it, ack it */
