@@ -545,6 +545,21 @@ static void apply_wcs(struct lab3_conn *conn, const struct ibv_wc *wc, int n)
 			post_recv(conn, (int)WR_REST(wc[i].wr_id));
 }
 
+/* sleep_on: sleep until one of the wait's two channels FDS (the CM
+ * channel's, the CQ's; one may be -1) is ready, LEFT ms at most: how many
+ * are (0: the time ran out), or the connection's error (a signal came,
+ * say). */
+static int sleep_on(struct lab3_conn *conn, struct pollfd *fds, long long left)
+{
+	int ready = lab3_wait_fds(fds, 2, left, conn->wait_sigmask);
+	int err = errno;
+
+	if (ready >= 0)
+		return ready;
+	return conn_error(conn, -err, "%s", err == EINTR ?
+			  "interrupted by a signal" : strerror(err));
+}
+
 /* lagging_event: the wait slept until its own deadline and no completion
  * event woke it.  If the CQ holds completions all the same, their event
  * is right behind them on an armed CQ: they are held (taken, not yet
@@ -559,7 +574,7 @@ static void apply_wcs(struct lab3_conn *conn, const struct ibv_wc *wc, int n)
  * error. */
 static int lagging_event(struct lab3_conn *conn)
 {
-	struct pollfd fd = { .fd = -1, .events = POLLIN };
+	struct pollfd fds[2] = { { .fd = -1 }, { .fd = -1, .events = POLLIN } };
 	struct ibv_wc wc[8];
 	int n;
 
@@ -567,8 +582,8 @@ static int lagging_event(struct lab3_conn *conn)
 		return 0;
 	if (n < 0)
 		return conn->error;
-	fd.fd = conn->comp_channel->fd;
-	if (lab3_wait_fds(&fd, 1, CQ_EVENT_LAG_MS, conn->wait_sigmask) > 0 &&
+	fds[1].fd = conn->comp_channel->fd;	/* the CQ's channel alone */
+	if (sleep_on(conn, fds, CQ_EVENT_LAG_MS) > 0 &&
 	    took_cq_event(conn) == 1) {
 		apply_wcs(conn, wc, n);
 		return n;
@@ -593,20 +608,6 @@ static int poll_cq(struct lab3_conn *conn)
 		taken += n;
 	}
 	return n < 0 ? n : taken;
-}
-
-/* sleep_on: sleep until one of the wait's two channels FDS is ready, LEFT
- * ms at most: how many are (0: the time ran out), or the connection's
- * error (a signal came, say). */
-static int sleep_on(struct lab3_conn *conn, struct pollfd *fds, long long left)
-{
-	int ready = lab3_wait_fds(fds, 2, left, conn->wait_sigmask);
-	int err = errno;
-
-	if (ready >= 0)
-		return ready;
-	return conn_error(conn, -err, "%s", err == EINTR ?
-			  "interrupted by a signal" : strerror(err));
 }
 
 /* lab3_wait: see common.h.  The steps, as rdma-core's rdma_get_recv_comp()
