@@ -15,11 +15,9 @@
  */
 #include <errno.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common.h"
 #include "conn_internal.h"
@@ -28,10 +26,8 @@
 
 /* How long a completion's event may lag behind the completion itself on
  * an armed CQ (it follows within microseconds, but a provider may raise
- * it from a deferred task, late on a machine short of memory), and how
- * long rdma_destroy_id() may take. */
+ * it from a deferred task, late on a machine short of memory). */
 #define CQ_EVENT_LAG_MS 2000
-#define DESTROY_ID_MS 2000
 
 /* ---- The event channel and the cm_id ---- */
 
@@ -687,46 +683,6 @@ static int cq_event_ready(struct lab3_conn *conn)
 	return lab3_wait_fds(&fd, 1, 0, conn->wait_sigmask) > 0;
 }
 
-/* destroy_stuck: SIGALRM's handler while destroy_id_within() waits in
- * rdma_destroy_id(), which has not returned in its time: say why and end
- * the program (exit status 3).  Only async-signal-safe calls. */
-static const char *stuck_prog = "lab3";
-static void destroy_stuck(int sig)
-{
-	static const char why[] = ": teardown: rdma_destroy_id() had not "
-		"returned after 2 s: it waits until every rdma_cm event of its "
-		"cm_id has been acknowledged: is each event that "
-		"rdma_get_cm_event gives acknowledged with rdma_ack_cm_event?\n";
-
-	(void)sig;
-	(void)!write(STDERR_FILENO, stuck_prog, strlen(stuck_prog));
-	(void)!write(STDERR_FILENO, why, sizeof(why) - 1);
-	_exit(LAB3_EXIT_CONNECTION);
-}
-
-/* destroy_id_within: rdma_destroy_id() of CONN's cm_id, which waits until
- * every event reported for the cm_id has been acknowledged: one event
- * that rdma_get_cm_event() gave and rdma_ack_cm_event() never took back
- * makes it wait for ever.  A program that owns its CM channel (a sender)
- * is given DESTROY_ID_MS by an alarm, and ended by it (destroy_stuck()):
- * it has nothing left to do but exit.  The class server's connections
- * are its own code's, and it uses no alarm. */
-static void destroy_id_within(struct lab3_conn *conn)
-{
-	struct sigaction stuck = { .sa_handler = destroy_stuck }, old;
-
-	if (!conn->owns_cm_channel ||
-	    sigaction(SIGALRM, &stuck, &old) != 0) {
-		rdma_destroy_id(conn->id);
-		return;
-	}
-	stuck_prog = conn->prog;
-	alarm((DESTROY_ID_MS + 999) / 1000);
-	rdma_destroy_id(conn->id);
-	alarm(0);
-	sigaction(SIGALRM, &old, NULL);
-}
-
 /* lab3_conn_destroy: see common.h.  The class server destroys the queue
  * pair it made itself before this. */
 void lab3_conn_destroy(struct lab3_conn *conn)
@@ -748,8 +704,13 @@ void lab3_conn_destroy(struct lab3_conn *conn)
 		ibv_destroy_comp_channel(conn->comp_channel);
 	if (conn->pd != NULL)
 		ibv_dealloc_pd(conn->pd);
-	if (conn->id != NULL)
-		destroy_id_within(conn);
+	/* rdma_destroy_id() waits until every event of the cm_id has been
+	 * acknowledged: a sender's is given 2 s by an alarm (lib/util.h),
+	 * the class server's connections are its own code's. */
+	if (conn->id != NULL && conn->owns_cm_channel)
+		lab3_destroy_id_within(conn->id, conn->prog);
+	else if (conn->id != NULL)
+		rdma_destroy_id(conn->id);
 	if (conn->owns_cm_channel && conn->cm_channel != NULL)
 		rdma_destroy_event_channel(conn->cm_channel);
 	conn->msgs_mr = NULL;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <arpa/inet.h>
 
@@ -83,4 +84,37 @@ int lab3_getaddrinfo(const char *host, const char *port,
 	snprintf(err, err_len, "cannot resolve the address: %s",
 		 ret == EAI_SYSTEM ? strerror(errno) : gai_strerror(ret));
 	return -EHOSTUNREACH;
+}
+
+/* destroy_stuck: SIGALRM's handler while lab3_destroy_id_within() waits in
+ * rdma_destroy_id(), which has not returned in its time: say why and end
+ * the program (exit status 3).  Only async-signal-safe calls. */
+static const char *stuck_prog = "lab3";
+static void destroy_stuck(int sig)
+{
+	static const char why[] = ": teardown: rdma_destroy_id() had not "
+		"returned after 2 s: it waits until every rdma_cm event of its "
+		"cm_id has been acknowledged: is each event that "
+		"rdma_get_cm_event gives acknowledged with rdma_ack_cm_event?\n";
+
+	(void)sig;
+	(void)!write(STDERR_FILENO, stuck_prog, strlen(stuck_prog));
+	(void)!write(STDERR_FILENO, why, sizeof(why) - 1);
+	_exit(LAB3_EXIT_CONNECTION);
+}
+
+/* lab3_destroy_id_within: see util.h. */
+void lab3_destroy_id_within(struct rdma_cm_id *id, const char *prog)
+{
+	struct sigaction stuck = { .sa_handler = destroy_stuck }, old;
+
+	if (sigaction(SIGALRM, &stuck, &old) != 0) {
+		rdma_destroy_id(id);
+		return;
+	}
+	stuck_prog = prog;
+	alarm(2);
+	rdma_destroy_id(id);
+	alarm(0);
+	sigaction(SIGALRM, &old, NULL);
 }

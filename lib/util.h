@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * util.h - what the programs need of the system beside RDMA (util.c):
- * the one ppoll(), non-blocking descriptors, and address lookup with its
- * failure in words.  The one clock is in common.h.
+ * the one ppoll(), non-blocking descriptors, address lookup with its
+ * failure in words, and an alarm over rdma_destroy_id().  The one clock
+ * is in common.h.
  */
 #ifndef LAB3_UTIL_H
 #define LAB3_UTIL_H
@@ -31,5 +32,13 @@ int lab3_set_nonblocking(int fd, char *err, size_t err_len);
 int lab3_getaddrinfo(const char *host, const char *port,
 		     const struct rdma_addrinfo *hints,
 		     struct rdma_addrinfo **res, char *err, size_t err_len);
+
+/* rdma_destroy_id(ID) within 2 s: it waits until every event reported
+ * for ID has been acknowledged, so one event that rdma_get_cm_event()
+ * gave and rdma_ack_cm_event() never took back makes it wait for ever.
+ * An alarm ends the program then (exit status 3), saying so as PROG: for
+ * a program with nothing left to do but exit (the sender), whose SIGALRM
+ * is its own for those 2 s. */
+void lab3_destroy_id_within(struct rdma_cm_id *id, const char *prog);
 
 #endif /* LAB3_UTIL_H */
