@@ -556,37 +556,58 @@ static int sleep_on(struct lab3_conn *conn, struct pollfd *fds, long long left)
 			  "interrupted by a signal" : strerror(err));
 }
 
-/* lagging_event: the wait slept until its own deadline and no completion
- * event woke it.  If the CQ holds completions all the same, their event
- * is right behind them on an armed CQ: they are held (taken, not yet
- * applied) while it gets CQ_EVENT_LAG_MS to come, and applied when it
- * does.  If none comes, the CQ was not armed, and each sleep of the wait
- * would last until its timeout, whatever completed meanwhile: that is
- * the connection's error.  Asked only at the end of a whole silence,
- * where the wait had timed out anyway, so a correct program waits here
- * only for its event's real lag; no other wake (a CM event's, the
- * settling's end) is judged, as the event may still be on its way there.
- * How many completions were held and applied, or the connection's
- * error. */
+/* lagging_event: the wait woke without a completion event (at its
+ * deadline, or by a CM event that ended the connection), and yet the CQ
+ * may hold completions.  On an armed CQ their event is right behind them:
+ * they are held (taken, not applied) for CQ_EVENT_LAG_MS while it comes,
+ * then applied.  If none comes, the CQ was not armed, and each sleep of
+ * the wait lasts until its timeout whatever completes meanwhile: that is
+ * the connection's error, named before what they say is applied.  How
+ * many were held, or the connection's error. */
 static int lagging_event(struct lab3_conn *conn)
 {
 	struct pollfd fds[2] = { { .fd = -1 }, { .fd = -1, .events = POLLIN } };
 	struct ibv_wc wc[8];
-	int n;
+	int n, ret = 0;
 
 	if (conn->cq == NULL || (n = poll_once(conn, wc, 8)) == 0)
 		return 0;
 	if (n < 0)
 		return conn->error;
 	fds[1].fd = conn->comp_channel->fd;	/* the CQ's channel alone */
-	if (sleep_on(conn, fds, CQ_EVENT_LAG_MS) > 0 &&
-	    took_cq_event(conn) == 1) {
-		apply_wcs(conn, wc, n);
-		return n;
-	}
-	return conn_error(conn, -EIO, "completions were waiting on the CQ "
-			  "but no completion event came: is the CQ armed with "
-			  "ibv_req_notify_cq before each sleep?");
+	if (sleep_on(conn, fds, CQ_EVENT_LAG_MS) <= 0 ||
+	    took_cq_event(conn) != 1)
+		ret = conn_error(conn, -EIO, "completions were waiting on the "
+				 "CQ but no completion event came: is the CQ "
+				 "armed with ibv_req_notify_cq before each "
+				 "sleep?");
+	apply_wcs(conn, wc, n);
+	return ret < 0 ? ret : n;
+}
+
+/* take_wake: what woke the wait's sleep (the channels of FDS that are
+ * ready; none when the sleep lasted until the wait's DEADLINE): the CQ's
+ * event is taken and acknowledged, a CM event applied.  A wake with no
+ * CQ event, at the deadline or by a CM event that ended the connection,
+ * asks whether the CQ was armed (lagging_event()): only there, where a
+ * correct program waits for nothing but its event's real lag, on a
+ * connection whose wait was over anyway.  1 when there is news, 0 when
+ * none, or the connection's error. */
+static int take_wake(struct lab3_conn *conn, struct pollfd *fds,
+		     int deadline)
+{
+	int was = conn->error != 0 || conn->disconnected, news = 0, held;
+	int event = fds[1].revents & POLLIN, ended;
+
+	if (event)
+		took_cq_event(conn);			/* get it, ack it */
+	if (fds[0].revents & POLLIN)
+		news = take_cm_event(conn) != -EAGAIN;
+	ended = !was && (conn->error != 0 || conn->disconnected);
+	if (event || !(deadline || ended))
+		return news;
+	held = lagging_event(conn);
+	return held < 0 ? held : news || held > 0;
 }
 
 /* poll_cq: take every completion there is (poll_once()) and apply each
@@ -609,16 +630,14 @@ static int poll_cq(struct lab3_conn *conn)
 /* lab3_wait: see common.h.  The steps, as rdma-core's rdma_get_recv_comp()
  * takes them: poll the CQ, arm it, poll again; sleep on the completion
  * channel, with the CM channel beside it; get the channel's event and ack
- * it; round again.  A sleep that lasted until the deadline with no event
- * asks whether the CQ was armed (lagging_event()).  What ended the
- * connection is let settle first (lab3_settling()): the peer's ERROR may
- * be right behind. */
+ * it; round again (take_wake(), which may ask whether the CQ was armed).
+ * What ended the connection is let settle first (lab3_settling()): the
+ * peer's ERROR may be right behind. */
 int lab3_wait(struct lab3_conn *conn, int wait_ms)
 {
 	int limit = wait_ms > 0 ? wait_ms : conn->timeout_ms;
 	long long deadline = lab3_now_ms() + limit;
 	int failed = conn->error != 0, gone = conn->disconnected, news = 0;
-	int silence = 0;	/* slept until the deadline, and no event */
 
 	if (wait_ms == LAB3_NO_WAIT) {	/* the class server's: no sleep */
 		if (conn->comp_channel != NULL)
@@ -637,11 +656,8 @@ int lab3_wait(struct lab3_conn *conn, int wait_ms)
 				conn->comp_channel->fd : -1, .events = POLLIN },
 		};
 		long long until = deadline, left;
-		int nudge, woke, held = silence ? lagging_event(conn) : 0;
+		int nudge, woke;
 
-		if (held < 0)
-			return held;		/* no event came: unarmed */
-		news |= held > 0;
 		news |= poll_cq(conn) > 0;		/* poll, arm, poll */
 		news |= (conn->error != 0) != failed ||
 			conn->disconnected != gone;
@@ -656,13 +672,12 @@ int lab3_wait(struct lab3_conn *conn, int wait_ms)
 			break;				/* settled */
 		nudge = siw_nudge_in(conn, &left);	/* provider.h */
 		woke = sleep_on(conn, fds, left);
+		if (woke >= 0)
+			woke = take_wake(conn, fds, woke == 0 &&
+					 until == deadline && !nudge);
 		if (woke < 0)
 			return woke;
-		silence = woke == 0 && until == deadline && !nudge;
-		if (fds[1].revents & POLLIN)
-			took_cq_event(conn);		/* get it, ack it */
-		if (fds[0].revents & POLLIN)
-			news |= take_cm_event(conn) != -EAGAIN;
+		news |= woke;
 		if (nudge && !news)
 			return 0;	/* a nudge is due: see lab3_nudge() */
 	}
