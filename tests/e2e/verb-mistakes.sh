@@ -14,10 +14,9 @@ make_file "$TEST_TMP/file" 300000
 start_receiver -w 64K -n 2 -t 5 -k "$TEST_TMP/secret" || fail "no receiver"
 
 # run_one SENDER ID [connected|unconnected [T]]: run SENDER -t T (5 if
-# none) to the receiver (its
-# stdout, stderr and status in OUT, ERR and STATUS), then take its
-# session's summary line (LINE; 30 s at most for it: the receiver's own
-# -t is 5 s), unless it never connected.
+# none) to the receiver (its stdout, stderr and status in OUT, ERR and
+# STATUS), then take its session's summary line (LINE; 30 s at most for
+# it: the receiver's own -t is 5 s), unless it never connected.
 run_one() {
 	local start=$SECONDS
 	timeout 40 "$1" -t "${4:-5}" -i "$2" "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/file" \
