@@ -62,7 +62,8 @@
 # kept by the same people, and one command line sets up every namespace
 # and exactly the mounts listed, with no daemon (the bed's VM has no
 # systemd for a transient unit).  util-linux's setpriv drops it to the
-# sandbox's user, and prlimit and choom set its limits.  Memory and
+# sandbox's user, and the shell's own ulimit and oom_score_adj set its
+# limits.  Memory and
 # processes are also capped by a cgroup of its own when the grader can
 # make one (always in the bed's VM); otherwise the kernel's OOM killer
 # takes the sandbox first (oom_score_adj 1000).
@@ -107,7 +108,7 @@ SANDBOX_LOCK=/run/lock/lab3-sandbox.lock	# one sandbox at a time
 # sandbox_check: see above.
 sandbox_check() {
 	local tool why
-	for tool in bwrap setpriv prlimit choom; do
+	for tool in bwrap setpriv timeout flock; do
 		command -v "$tool" >/dev/null || {
 			echo "$tool is not installed (scripts/install-deps)" >&2
 			return 1
@@ -118,14 +119,14 @@ sandbox_check() {
 			"keyring calls' numbers of x86_64 and aarch64 only" >&2
 		return 1
 	fi
-	if [ "$(id -u)" -eq 0 ] && getent passwd "$SANDBOX_UID" >/dev/null; then
+	if [ "$EUID" -eq 0 ] && getent passwd "$SANDBOX_UID" >/dev/null; then
 		echo "uid $SANDBOX_UID, the sandbox's, belongs to" \
 			"$(getent passwd "$SANDBOX_UID" | cut -d: -f1) here:" \
 			"set GRADE_SANDBOX_UID to an unused one" >&2
 		return 1
 	fi
 	if ! why=$(sandbox_run -- /bin/true 2>&1); then
-		echo "bubblewrap cannot make a sandbox here as uid $(id -u)" \
+		echo "bubblewrap cannot make a sandbox here as uid $EUID" \
 			"($(head -n 1 <<<"$why")): run the grader as root" >&2
 		return 1
 	fi
@@ -134,16 +135,17 @@ sandbox_check() {
 # sandbox_cgroup: make a cgroup for one run, capped in memory and
 # processes; print its path, or nothing when none can be made here.
 sandbox_cgroup() {
-	local cg mem ctl
+	local cg mem=0 ctl controls key value
 	# (cgroup2 is mounted here only where nothing is: the bed's VM.  A
 	# host's own hierarchy, v1 or v2, is never covered.)
-	if ! mountpoint -q "$SANDBOX_CGROUP_ROOT"; then
+	if ! sandbox_mounted "$SANDBOX_CGROUP_ROOT"; then
 		mount -t cgroup2 cgroup2 "$SANDBOX_CGROUP_ROOT" 2>/dev/null ||
 			return 0
 	fi
 	[ -e "$SANDBOX_CGROUP_ROOT/cgroup.controllers" ] || return 0
+	read -r controls <"$SANDBOX_CGROUP_ROOT/cgroup.subtree_control"
 	for ctl in memory pids; do
-		grep -qw "$ctl" "$SANDBOX_CGROUP_ROOT/cgroup.subtree_control" ||
+		[[ " $controls " == *" $ctl "* ]] ||
 			{ echo "+$ctl" >"$SANDBOX_CGROUP_ROOT/cgroup.subtree_control"; } \
 			2>/dev/null || return 0
 	done
@@ -154,8 +156,10 @@ sandbox_cgroup() {
 	# grading VM: the file's page cache is charged here, and at the cap
 	# an honest sender stalled, 1 run in 3; at three quarters the cap
 	# is never reached and the run takes the same time.)
-	mem=$(awk '$1 == "MemTotal:" { m = $2 * 768;
-		print (m > 1073741824 ? 1073741824 : m); exit }' /proc/meminfo)
+	while read -r key value _; do
+		[ "$key" = MemTotal: ] && mem=$((value * 768)) && break
+	done </proc/meminfo
+	[ "$mem" -le 1073741824 ] || mem=1073741824
 	{ echo 0 >"$cg/memory.swap.max"; } 2>/dev/null	# (no swap: no file)
 	if echo "$mem" >"$cg/memory.max" &&
 		echo "$SANDBOX_NPROC" >"$cg/pids.max"; then
@@ -163,6 +167,17 @@ sandbox_cgroup() {
 	else
 		rmdir "$cg" 2>/dev/null
 	fi
+}
+
+# sandbox_mounted DIR: whether something is mounted at DIR (/proc's
+# mountinfo, read by the shell: under TCG each process costs up to 0.2 s,
+# and a run of the sandbox starts a handful of them at most).
+sandbox_mounted() {
+	local _id _parent _dev _root point _rest
+	while read -r _id _parent _dev _root point _rest; do
+		[ "$point" = "$1" ] && return 0
+	done </proc/self/mountinfo
+	return 1
 }
 
 # sandbox_cgroup_end CGROUP: kill what is left in CGROUP and remove it.
@@ -190,44 +205,44 @@ sandbox_reap() {
 }
 
 # sandbox_system_binds: bwrap's arguments for the allow-list above, into
-# the array SYSTEM.  (An array, not a pipe: the bed's /dev has no /dev/fd
+# the array SANDBOX_SYSTEM.  (An array, not a pipe: the bed's /dev has no /dev/fd
 # for a process substitution.)
 sandbox_system_binds() {
 	local d p
-	SYSTEM=(--perms 0755 --dir /usr --perms 0755 --dir /usr/bin
+	SANDBOX_SYSTEM=(--perms 0755 --dir /usr --perms 0755 --dir /usr/bin
 		--perms 0755 --dir /usr/lib)
 	# (bwrap binds what a link names, as the kernel's bind mount does:
 	# /usr/bin/cc the compiler itself, no link to follow inside.  No
 	# readlink here: under TCG each process costs up to 0.2 s.)
 	for p in $SANDBOX_PROGRAMS; do
-		[ -e "/usr/bin/$p" ] && SYSTEM+=(--ro-bind "/usr/bin/$p" "/usr/bin/$p")
+		[ -e "/usr/bin/$p" ] && SANDBOX_SYSTEM+=(--ro-bind "/usr/bin/$p" "/usr/bin/$p")
 	done
 	for d in /usr/include /usr/lib/*-linux-gnu* /usr/lib/gcc \
 		/usr/lib/bfd-plugins /usr/lib64 /usr/share/pkgconfig; do
-		[ -d "$d" ] && SYSTEM+=(--ro-bind "$d" "$d")
+		[ -d "$d" ] && SANDBOX_SYSTEM+=(--ro-bind "$d" "$d")
 	done
 	# /bin, /lib, /lib64 as this host has them: links into /usr (merged
 	# /usr), or else the folder's own allow-list of the same kind.
 	for d in bin lib lib32 lib64 libx32; do
 		if [ -L "/$d" ]; then
-			SYSTEM+=(--symlink "$(readlink "/$d")" "/$d")
+			SANDBOX_SYSTEM+=(--symlink "$(readlink "/$d")" "/$d")
 		elif [ "$d" = bin ] && [ -d /bin ]; then
-			SYSTEM+=(--perms 0755 --dir /bin)
+			SANDBOX_SYSTEM+=(--perms 0755 --dir /bin)
 			for p in $SANDBOX_PROGRAMS; do
 				[ -e "/bin/$p" ] &&
-					SYSTEM+=(--ro-bind "/bin/$p" "/bin/$p")
+					SANDBOX_SYSTEM+=(--ro-bind "/bin/$p" "/bin/$p")
 			done
 		elif [ -d "/$d" ]; then
-			SYSTEM+=(--ro-bind "/$d" "/$d")
+			SANDBOX_SYSTEM+=(--ro-bind "/$d" "/$d")
 		fi
 	done
 	# The loader's cache, libibverbs' providers, and name resolution for
 	# a numeric address.  (bwrap would make /etc mode 0700, as root: the
 	# sandbox's user could not enter it.)
-	SYSTEM+=(--perms 0755 --dir /etc)
+	SANDBOX_SYSTEM+=(--perms 0755 --dir /etc)
 	for d in ld.so.cache ld.so.conf ld.so.conf.d libibverbs.d rdma \
 		hosts host.conf nsswitch.conf gai.conf localtime; do
-		SYSTEM+=(--ro-bind-try "/etc/$d" "/etc/$d")
+		SANDBOX_SYSTEM+=(--ro-bind-try "/etc/$d" "/etc/$d")
 	done
 }
 
@@ -302,14 +317,15 @@ sandbox_bpf() {
 # sandbox_run: see above.
 sandbox_run() {
 	local binds=() dir=/tmp limit=600 memlock=$SANDBOX_MEMLOCK cg status
-	local tmp=$SANDBOX_TMP lock= hard
+	local tmp=$SANDBOX_TMP lock= hard above
 	local user=() drop=() options
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-r | -w)
 			# (split at the last ':': SRC may hold one, DST not;
 			# the directory above DST made 0755, as for /etc)
-			binds+=(--perms 0755 --dir "$(dirname "${2##*:}")")
+			above=${2##*:} above=${above%/*}
+			binds+=(--perms 0755 --dir "${above:-/}")
 			if [ "$1" = -r ]; then
 				binds+=(--ro-bind "${2%:*}" "${2##*:}")
 			else
@@ -324,16 +340,23 @@ sandbox_run() {
 		*) echo "sandbox_run: unknown option $1" >&2; return 126 ;;
 		esac
 	done
-	options=$(mktemp "${TMPDIR:-/tmp}/sandbox-options.XXXXXX") || return 126
+	# (Made once for this shell: a folder of the caller's own, in which
+	# each run's options are written anew.)
+	if [ -z "${SANDBOX_OPTIONS_DIR:-}" ] || ! [ -d "$SANDBOX_OPTIONS_DIR" ]; then
+		SANDBOX_OPTIONS_DIR=$(mktemp -d "${TMPDIR:-/tmp}/sandbox-options.XXXXXX") ||
+			return 126
+	fi
+	options=$SANDBOX_OPTIONS_DIR/options
+	[ -n "${SANDBOX_SYSTEM+set}" ] || sandbox_system_binds	# (once a shell)
 	if ! sandbox_seccomp >"$options.bpf"; then
 		echo "sandbox: no seccomp filter for $HOSTTYPE here" >&2
 		rm -f "$options" "$options.bpf"
 		return 126
 	fi
-	if [ "$(id -u)" -eq 0 ]; then
+	if [ "$EUID" -eq 0 ]; then
 		# One sandbox at a time on this host: they share a user, its
 		# process limit and sandbox_reap().
-		mkdir -p "${SANDBOX_LOCK%/*}" &&
+		{ [ -d "${SANDBOX_LOCK%/*}" ] || mkdir -p "${SANDBOX_LOCK%/*}"; } &&
 			exec {lock}>>"$SANDBOX_LOCK" && flock -w 1800 "$lock" ||
 			{ echo "sandbox: cannot lock $SANDBOX_LOCK" >&2;
 			  rm -f "$options"; return 126; }
@@ -363,7 +386,6 @@ sandbox_run() {
 				memlock=$((hard << 10))
 		fi
 		umask 022	# (the directories bwrap makes for the binds)
-		sandbox_system_binds
 		# The RDMA devices' counters, which earlier runs' packets
 		# moved: an empty folder in their place.
 		COUNTERS=()
@@ -381,29 +403,30 @@ sandbox_run() {
 			--clearenv --setenv PATH /usr/bin:/bin \
 			--setenv HOME /tmp --setenv TMPDIR /tmp \
 			--setenv LC_ALL C \
-			"${SYSTEM[@]}" \
+			"${SANDBOX_SYSTEM[@]}" \
 			--ro-bind /sys /sys "${COUNTERS[@]}" \
 			--proc /proc --dev /dev \
 			--dev-bind-try /dev/infiniband /dev/infiniband \
 			--size "$tmp" --perms 1777 --tmpfs /tmp \
 			"${binds[@]}" --chdir "$dir" --seccomp 4 >"$options" &&
 			exec 3<"$options" 4<"$options.bpf" || exit 126
-		rm -f "$options" "$options.bpf"
+		# Its limits, soft and hard (ulimit: -f in KiB, -l in KiB),
+		# and the OOM killer's first choice.
+		ulimit -u "$SANDBOX_NPROC" -f $((SANDBOX_FSIZE >> 10)) \
+			-n "$SANDBOX_NOFILE" -l $((memlock >> 10)) -c 0 &&
+			echo 1000 >/proc/self/oom_score_adj || exit 126
 		# (timeout SIGKILLs bwrap; its child, the namespace's first
 		# process, dies with it, and so does every process in it.
 		# That child stays root: a parent-death signal does not
 		# outlive a change of user, so CMD is not the first.)
-		exec timeout --foreground -s KILL "$limit" choom -n 1000 -- \
-			prlimit --nproc="$SANDBOX_NPROC" \
-			--fsize="$SANDBOX_FSIZE" --nofile="$SANDBOX_NOFILE" \
-			--memlock="$memlock" --core=0 -- \
+		exec timeout --foreground -s KILL "$limit" \
 			bwrap --args 3 -- "${drop[@]}" "$@"
 	)
 	status=$?
-	rm -f "$options" "$options.bpf"
+	: >"$options"			# (the grader's paths: not kept)
 	if [ -n "$cg" ]; then
 		sandbox_cgroup_end "$cg"
-	elif [ "$(id -u)" -eq 0 ]; then
+	elif [ "$EUID" -eq 0 ]; then
 		sandbox_reap
 	fi
 	[ -z "$lock" ] || exec {lock}>&-
