@@ -82,7 +82,7 @@ result() {
 # RDMA packet moved while it ran (so there is no session to wait for).
 # It runs for GRADE_LIMIT s at most (SENDER_LIMIT s if set).
 run_sender() {
-	local id=$1 file=$2 memlock start limit packets
+	local id=$1 file=$2 memlock start limit packets tenths
 	memlock=$(memlock_for "$3")
 	shift 3
 	S_NAME=$(random_name)
@@ -104,8 +104,9 @@ run_sender() {
 		-t "${SENDER_T:-$T}" "$@" "$RXE_ADDR" "$RX_PORT" \
 		"/files/$S_NAME" </dev/null >"$G/sender.out" 2>"$G/sender.err"
 	S_STATUS=$?
-	S_SECS=$(awk -v a="$start" -v b="$EPOCHREALTIME" \
-		'BEGIN { printf "%.1f", b - a }')
+	# (Seconds to a tenth, in the shell: EPOCHREALTIME has 6 decimals.)
+	tenths=$(((10#${EPOCHREALTIME//[.,]/} - 10#${start//[.,]/} + 50000) / 100000))
+	printf -v S_SECS '%d.%d' $((tenths / 10)) $((tenths % 10))
 	S_OUT=$(head -c 4096 "$G/sender.out")
 	S_ERR=$(head -n 1 "$G/sender.err" | head -c 300 | printable)
 	[ "$S_STATUS" -eq 137 ] &&
@@ -116,7 +117,11 @@ run_sender() {
 # random_name: a name that says nothing of the check: s and 16 hex
 # digits, fresh each time (an ID, a file's name).
 random_name() {
-	echo "s$(od -An -tx8 -N8 /dev/urandom | tr -d ' ')"
+	if [ -n "${SRANDOM:-}" ]; then		# (bash 5.1: getrandom())
+		printf 's%08x%08x\n' "$SRANDOM" "$SRANDOM"
+	else
+		echo "s$(od -An -tx8 -N8 /dev/urandom | tr -d ' ')"
+	fi
 }
 
 # memlock_for W: the locked memory of a run whose receiver's windows are
@@ -145,8 +150,9 @@ said() {
 # rdma_packets: the packets this bed's RDMA device has received so far
 # (nothing where it does not count them: siw).
 rdma_packets() {
-	cat "/sys/class/infiniband/$RXE_DEV/ports/1/hw_counters/rcvd_pkts" \
-		2>/dev/null
+	local n
+	{ read -r n <"/sys/class/infiniband/$RXE_DEV/ports/1/hw_counters/rcvd_pkts"; } \
+		2>/dev/null && echo "$n"
 }
 
 # printable: stdin with every byte outside printable ASCII, but the line
