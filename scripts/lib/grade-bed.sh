@@ -106,6 +106,7 @@ run_sender() {
 	S_STATUS=$?
 	# (Seconds to a tenth, in the shell: EPOCHREALTIME has 6 decimals.)
 	tenths=$(((10#${EPOCHREALTIME//[.,]/} - 10#${start//[.,]/} + 50000) / 100000))
+	((tenths >= 0)) || tenths=0		# (a clock set back)
 	printf -v S_SECS '%d.%d' $((tenths / 10)) $((tenths % 10))
 	S_OUT=$(head -c 4096 "$G/sender.out")
 	S_ERR=$(head -n 1 "$G/sender.err" | head -c 300 | printable)
@@ -117,7 +118,7 @@ run_sender() {
 # random_name: a name that says nothing of the check: s and 16 hex
 # digits, fresh each time (an ID, a file's name).
 random_name() {
-	if [ -n "${SRANDOM:-}" ]; then		# (bash 5.1: getrandom())
+	if ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 501)); then	# SRANDOM
 		printf 's%08x%08x\n' "$SRANDOM" "$SRANDOM"
 	else
 		echo "s$(od -An -tx8 -N8 /dev/urandom | tr -d ' ')"
@@ -150,9 +151,8 @@ said() {
 # rdma_packets: the packets this bed's RDMA device has received so far
 # (nothing where it does not count them: siw).
 rdma_packets() {
-	local n
-	{ read -r n <"/sys/class/infiniband/$RXE_DEV/ports/1/hw_counters/rcvd_pkts"; } \
-		2>/dev/null && echo "$n"
+	local n f=/sys/class/infiniband/$RXE_DEV/ports/1/hw_counters/rcvd_pkts
+	{ read -r n <"$f"; } 2>/dev/null && echo "$n"
 }
 
 # printable: stdin with every byte outside printable ASCII, but the line

@@ -104,11 +104,12 @@ SANDBOX_PROGRAMS="sh bash dash cc gcc cpp c99 as ld ld.bfd ar ranlib nm
 	sha256sum tee date nproc setpriv"
 SANDBOX_CGROUP_ROOT=/sys/fs/cgroup
 SANDBOX_LOCK=/run/lock/lab3-sandbox.lock	# one sandbox at a time
+unset SANDBOX_SYSTEM	# (sandbox_system_binds(): made here, once a shell)
 
 # sandbox_check: see above.
 sandbox_check() {
 	local tool why
-	for tool in bwrap setpriv timeout flock; do
+	for tool in bwrap setpriv timeout flock pkill; do
 		command -v "$tool" >/dev/null || {
 			echo "$tool is not installed (scripts/install-deps)" >&2
 			return 1
@@ -160,6 +161,7 @@ sandbox_cgroup() {
 		[ "$key" = MemTotal: ] && mem=$((value * 768)) && break
 	done </proc/meminfo
 	[ "$mem" -le 1073741824 ] || mem=1073741824
+	[ "$mem" -gt 0 ] || { rmdir "$cg"; return 0; }	# (no MemTotal?)
 	{ echo 0 >"$cg/memory.swap.max"; } 2>/dev/null	# (no swap: no file)
 	if echo "$mem" >"$cg/memory.max" &&
 		echo "$SANDBOX_NPROC" >"$cg/pids.max"; then
@@ -171,7 +173,8 @@ sandbox_cgroup() {
 
 # sandbox_mounted DIR: whether something is mounted at DIR (/proc's
 # mountinfo, read by the shell: under TCG each process costs up to 0.2 s,
-# and a run of the sandbox starts a handful of them at most).
+# and a run of the sandbox starts a handful of them at most).  DIR must
+# hold no space, tab or backslash: mountinfo writes those escaped.
 sandbox_mounted() {
 	local _id _parent _dev _root point _rest
 	while read -r _id _parent _dev _root point _rest; do
@@ -205,8 +208,8 @@ sandbox_reap() {
 }
 
 # sandbox_system_binds: bwrap's arguments for the allow-list above, into
-# the array SANDBOX_SYSTEM.  (An array, not a pipe: the bed's /dev has no /dev/fd
-# for a process substitution.)
+# the array SANDBOX_SYSTEM.  (An array, not a pipe: the bed's /dev has no
+# /dev/fd for a process substitution.)
 sandbox_system_binds() {
 	local d p
 	SANDBOX_SYSTEM=(--perms 0755 --dir /usr --perms 0755 --dir /usr/bin
@@ -215,7 +218,8 @@ sandbox_system_binds() {
 	# /usr/bin/cc the compiler itself, no link to follow inside.  No
 	# readlink here: under TCG each process costs up to 0.2 s.)
 	for p in $SANDBOX_PROGRAMS; do
-		[ -e "/usr/bin/$p" ] && SANDBOX_SYSTEM+=(--ro-bind "/usr/bin/$p" "/usr/bin/$p")
+		[ -e "/usr/bin/$p" ] &&
+			SANDBOX_SYSTEM+=(--ro-bind "/usr/bin/$p" "/usr/bin/$p")
 	done
 	for d in /usr/include /usr/lib/*-linux-gnu* /usr/lib/gcc \
 		/usr/lib/bfd-plugins /usr/lib64 /usr/share/pkgconfig; do
@@ -318,7 +322,7 @@ sandbox_bpf() {
 sandbox_run() {
 	local binds=() dir=/tmp limit=600 memlock=$SANDBOX_MEMLOCK cg status
 	local tmp=$SANDBOX_TMP lock= hard above
-	local user=() drop=() options
+	local user=() drop=() options scratch
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-r | -w)
@@ -340,17 +344,14 @@ sandbox_run() {
 		*) echo "sandbox_run: unknown option $1" >&2; return 126 ;;
 		esac
 	done
-	# (Made once for this shell: a folder of the caller's own, in which
-	# each run's options are written anew.)
-	if [ -z "${SANDBOX_OPTIONS_DIR:-}" ] || ! [ -d "$SANDBOX_OPTIONS_DIR" ]; then
-		SANDBOX_OPTIONS_DIR=$(mktemp -d "${TMPDIR:-/tmp}/sandbox-options.XXXXXX") ||
-			return 126
-	fi
-	options=$SANDBOX_OPTIONS_DIR/options
+	# (bwrap's options and its filter, in a folder of this run's own.)
+	scratch=$(mktemp -d "${TMPDIR:-/tmp}/sandbox-options.XXXXXX") ||
+		return 126
+	options=$scratch/options
 	[ -n "${SANDBOX_SYSTEM+set}" ] || sandbox_system_binds	# (once a shell)
 	if ! sandbox_seccomp >"$options.bpf"; then
 		echo "sandbox: no seccomp filter for $HOSTTYPE here" >&2
-		rm -f "$options" "$options.bpf"
+		rm -rf "$scratch"
 		return 126
 	fi
 	if [ "$EUID" -eq 0 ]; then
@@ -359,7 +360,7 @@ sandbox_run() {
 		{ [ -d "${SANDBOX_LOCK%/*}" ] || mkdir -p "${SANDBOX_LOCK%/*}"; } &&
 			exec {lock}>>"$SANDBOX_LOCK" && flock -w 1800 "$lock" ||
 			{ echo "sandbox: cannot lock $SANDBOX_LOCK" >&2;
-			  rm -f "$options"; return 126; }
+			  rm -rf "$scratch"; return 126; }
 		cg=$(sandbox_cgroup)
 		drop=(setpriv --reuid="$SANDBOX_UID" --regid="$SANDBOX_UID"
 			--clear-groups --inh-caps=-all --bounding-set=-all --)
@@ -410,8 +411,14 @@ sandbox_run() {
 			--size "$tmp" --perms 1777 --tmpfs /tmp \
 			"${binds[@]}" --chdir "$dir" --seccomp 4 >"$options" &&
 			exec 3<"$options" 4<"$options.bpf" || exit 126
-		# Its limits, soft and hard (ulimit: -f in KiB, -l in KiB),
-		# and the OOM killer's first choice.
+		# Its limits, soft and hard (ulimit outside POSIX mode: -f and
+		# -l in KiB), and the OOM killer's first choice.  (timeout, a
+		# root process outside the sandbox, has them too: root is
+		# exempt from the process count, and the OOM killer takes the
+		# largest of the processes at 1000 first, never so small a
+		# one before the sandbox's own; and if it did, bwrap would
+		# die with it.)
+		set +o posix
 		ulimit -u "$SANDBOX_NPROC" -f $((SANDBOX_FSIZE >> 10)) \
 			-n "$SANDBOX_NOFILE" -l $((memlock >> 10)) -c 0 &&
 			echo 1000 >/proc/self/oom_score_adj || exit 126
@@ -423,7 +430,7 @@ sandbox_run() {
 			bwrap --args 3 -- "${drop[@]}" "$@"
 	)
 	status=$?
-	: >"$options"			# (the grader's paths: not kept)
+	rm -rf "$scratch"
 	if [ -n "$cg" ]; then
 		sandbox_cgroup_end "$cg"
 	elif [ "$EUID" -eq 0 ]; then
