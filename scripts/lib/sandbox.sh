@@ -30,7 +30,8 @@
 #     caller binds in.
 # Not the checkout, not the kit's grader, not the grading secret, not the
 # receiver's output, not other submissions or results, not the grader's
-# processes or environment.  It runs as a user of its own (SANDBOX_UID,
+# processes or environment (but libcrypto's CPU-feature mask,
+# OPENSSL_ia32cap, when the grader has one: it only takes features away).  It runs as a user of its own (SANDBOX_UID,
 # in no group, no capabilities, no new privileges), in its own mount,
 # PID, IPC and UTS namespaces.  (A grader
 # that is not root, a student's `make check` on a device of their own,
@@ -322,7 +323,7 @@ sandbox_bpf() {
 sandbox_run() {
 	local binds=() dir=/tmp limit=600 memlock=$SANDBOX_MEMLOCK cg status
 	local tmp=$SANDBOX_TMP lock= hard above
-	local user=() drop=() options scratch
+	local user=() drop=() env=() options scratch
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-r | -w)
@@ -387,6 +388,13 @@ sandbox_run() {
 				memlock=$((hard << 10))
 		fi
 		umask 022	# (the directories bwrap makes for the binds)
+		# The environment is PATH, HOME, TMPDIR and LC_ALL, and
+		# libcrypto's CPU-feature mask when the caller has one: it
+		# can only take features away (scripts/grade sets it in the
+		# bed, whose emulator runs AVX slowly).
+		env=()
+		[ -z "${OPENSSL_ia32cap+set}" ] ||
+			env=(--setenv OPENSSL_ia32cap "$OPENSSL_ia32cap")
 		# The RDMA devices' counters, which earlier runs' packets
 		# moved: an empty folder in their place.
 		COUNTERS=()
@@ -403,7 +411,7 @@ sandbox_run() {
 			--unshare-cgroup-try --hostname lab3-sandbox \
 			--clearenv --setenv PATH /usr/bin:/bin \
 			--setenv HOME /tmp --setenv TMPDIR /tmp \
-			--setenv LC_ALL C \
+			--setenv LC_ALL C "${env[@]}" \
 			"${SANDBOX_SYSTEM[@]}" \
 			--ro-bind /sys /sys "${COUNTERS[@]}" \
 			--proc /proc --dev /dev \
