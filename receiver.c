@@ -98,8 +98,10 @@ static void trace(const struct session *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static struct window *chunk_window(struct session *s, uint64_t chunk);
 static int unwritten_chunk(struct session *s, const struct window *w);
+static int store_slice(struct session *s, const struct window *w,
+		       uint64_t len);
 static int setup_windows(struct session *s);
-static void plant_canaries(const struct session *s, struct window *w);
+static void plant_canaries(struct session *s, struct window *w);
 static uint64_t find_canary(const struct session *s,
 			    const struct window *w, uint64_t *at,
 			    uint64_t *checked);
@@ -205,9 +207,12 @@ static int send_region(struct session *s)
 		w->offset = offset;
 		w->length = length;
 		if (w->length > 0) {
+			long long t = cpu_now();
+
 			ret = lab3_reg_mr(&s->conn, w->buf, w->length,
 					  IBV_ACCESS_LOCAL_WRITE |
 					  IBV_ACCESS_REMOTE_WRITE, &w->mr);
+			cpu_add(&s->cpu.windows, t);
 			if (ret != 0)
 				return give_up(s, LAB3_ERR_RESOURCES, "%s",
 					       s->conn.err);
@@ -258,27 +263,22 @@ static int store_chunk(struct session *s)
 {
 	struct window *w = chunk_window(s, s->rx.stored);
 	uint64_t len = w->length - w->stored;
-	uint8_t *at = w->buf + w->stored;
+	long long t;
 
 	if (s->conn.error != 0)		/* nothing it stores would count */
 		return conn_failed(s, s->conn.error);
 	if (w->mr != NULL) {
+		t = cpu_now();
 		ibv_dereg_mr(w->mr);
 		w->mr = NULL;
+		cpu_add(&s->cpu.windows, t);
 	}
 	if (w->stored == 0 && unwritten_chunk(s, w) != 0)
 		return -1;
 	if (len > STORE_SLICE)
 		len = STORE_SLICE;
-	if (lab3_sha256_add(&s->hash, at, len) != 0)
-		return give_up(s, LAB3_ERR_INTERNAL, "cannot compute SHA-256");
-	if (s->tmp_fd >= 0 && append_to_file(s, at, len) != 0)
-		return give_up(s, LAB3_ERR_INTERNAL, "cannot write %.120s: %s",
-			       s->tmp_path, strerror(errno));
-	/* Start writing it to disk now, so the fsync at the end is short. */
-	if (s->tmp_fd >= 0)
-		sync_file_range(s->tmp_fd, (off64_t)(w->offset + w->stored),
-				(off64_t)len, SYNC_FILE_RANGE_WRITE);
+	if (store_slice(s, w, len) != 0)
+		return -1;
 	w->stored += len;
 	s->bytes_stored += len;
 	if (w->stored < w->length)
@@ -290,8 +290,11 @@ static int store_chunk(struct session *s)
 	 * waits for it (so that windows go round), or when no chunk is left
 	 * for it. */
 	if (s->budget->nqueue > 0 ||
-	    s->rx.stored - 1 + s->rx.nwindows >= s->rx.nchunks)
+	    s->rx.stored - 1 + s->rx.nwindows >= s->rx.nchunks) {
+		t = cpu_now();
 		give_back(s, w);
+		cpu_add(&s->cpu.windows, t);
+	}
 	return 0;
 }
 
@@ -302,8 +305,10 @@ static int store_chunk(struct session *s)
  * under a TiB.) */
 static int unwritten_chunk(struct session *s, const struct window *w)
 {
+	long long t = cpu_now();
 	uint64_t at = 0, checked, whole = find_canary(s, w, &at, &checked);
 
+	cpu_add(&s->cpu.canaries, t);
 	trace(s, "chunk %llu (offset %llu, %llu bytes) checked: %llu of %llu "
 	      "places written", (unsigned long long)s->rx.stored,
 	      (unsigned long long)w->offset, (unsigned long long)w->length,
@@ -324,6 +329,31 @@ static int unwritten_chunk(struct session *s, const struct window *w)
 		       (unsigned long long)at);
 }
 
+/* store_slice: the next LEN bytes of W's chunk: hash them and, with -o,
+ * append them to the file and start writing them to disk, so that the
+ * fsync at the end is short.  Each counts in its phase of the session's
+ * CPU.  0, or -1 (give_up()). */
+static int store_slice(struct session *s, const struct window *w,
+		       uint64_t len)
+{
+	const uint8_t *at = w->buf + w->stored;
+	long long t = cpu_now();
+
+	if (lab3_sha256_add(&s->hash, at, len) != 0)
+		return give_up(s, LAB3_ERR_INTERNAL, "cannot compute SHA-256");
+	t = cpu_add(&s->cpu.hash, t);
+	if (s->tmp_fd < 0)
+		return 0;
+	if (append_to_file(s, at, len) != 0)
+		return give_up(s, LAB3_ERR_INTERNAL, "cannot write %.120s: %s",
+			       s->tmp_path, strerror(errno));
+	t = cpu_add(&s->cpu.copy, t);
+	sync_file_range(s->tmp_fd, (off64_t)(w->offset + w->stored),
+			(off64_t)len, SYNC_FILE_RANGE_WRITE);
+	cpu_add(&s->cpu.fsync, t);
+	return 0;
+}
+
 /* send_verdict: step 4, VERDICT: compare the hash of every chunk stored
  * with the sender's, and if they match make sure the file is on disk
  * (it gets its final name after step 6). */
@@ -332,13 +362,17 @@ static int send_verdict(struct session *s)
 	struct lab3_msg msg = { .type = LAB3_MSG_VERDICT };
 	uint8_t sha256[LAB3_SHA256_LEN];
 	enum lab3_verdict verdict;
+	long long t;
 	int ret;
 
 	/* Deciding moves the session on: first make sure it can go. */
 	ret = may_send(s);
 	if (ret != 0)
 		return ret;
-	if (lab3_sha256_end(&s->hash, sha256) != 0)
+	t = cpu_now();
+	ret = lab3_sha256_end(&s->hash, sha256);
+	cpu_add(&s->cpu.hash, t);
+	if (ret != 0)
 		return give_up(s, LAB3_ERR_INTERNAL, "cannot compute SHA-256");
 	verdict = memcmp(sha256, s->sha256, LAB3_SHA256_LEN) == 0 ?
 		  LAB3_VERDICT_GOOD : LAB3_VERDICT_BAD;
@@ -592,10 +626,13 @@ static struct window *chunk_window(struct session *s, uint64_t chunk)
 static int setup_windows(struct session *s)
 {
 	uint64_t size = window_bytes(s);
+	long long t;
+	int ret;
 
 	if (admit_file(s) != 0)
 		return tell_error(s, LAB3_ERR_RESOURCES);
 
+	t = cpu_now();
 	for (uint32_t i = 0; i < s->rx.nwindows && size > 0; i++) {
 		void *buf = mmap(NULL, size, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -608,13 +645,17 @@ static int setup_windows(struct session *s)
 		}
 		s->windows[i].buf = buf;
 	}
+	cpu_add(&s->cpu.windows, t);
 	if (getrandom(&s->canary_key, sizeof(s->canary_key), 0) !=
 	    sizeof(s->canary_key)) {
 		give_up(s, LAB3_ERR_INTERNAL, "cannot get random bytes: %s",
 			strerror(errno));
 		return -1;
 	}
-	if (lab3_sha256_begin(&s->hash) != 0) {
+	t = cpu_now();
+	ret = lab3_sha256_begin(&s->hash);
+	cpu_add(&s->cpu.hash, t);
+	if (ret != 0) {
 		give_up(s, LAB3_ERR_INTERNAL, "cannot start SHA-256");
 		return -1;
 	}
@@ -628,6 +669,7 @@ static int setup_windows(struct session *s)
 void free_windows(struct session *s)
 {
 	uint64_t size = window_bytes(s);
+	long long t = cpu_now();
 
 	for (uint32_t i = 0; i < s->rx.nwindows; i++) {
 		if (s->windows[i].mr != NULL)
@@ -636,6 +678,7 @@ void free_windows(struct session *s)
 		if (s->windows[i].buf != NULL)
 			munmap(s->windows[i].buf, size);
 	}
+	cpu_add(&s->cpu.windows, t);
 	leave_queue(s);
 	lab3_sha256_free(&s->hash);
 	drop_tmp_file(s);
@@ -728,9 +771,11 @@ static uint64_t pieces(uint64_t length)
 
 /* plant_canaries: before W is offered for its chunk, hide a canary in
  * each of its pieces.  Its WRITEs replace them; the rest of the window
- * keeps what it held. */
-static void plant_canaries(const struct session *s, struct window *w)
+ * keeps what it held.  (Its CPU counts as the canaries', as does
+ * find_canary()'s, in unwritten_chunk().) */
+static void plant_canaries(struct session *s, struct window *w)
 {
+	long long t = cpu_now();
 	struct canary c;
 
 	for (uint64_t i = 0; i < pieces(w->length); i++) {
@@ -738,6 +783,7 @@ static void plant_canaries(const struct session *s, struct window *w)
 		for (uint32_t j = 0; j < c.len; j++)
 			*canary_byte(w, &c, j) = c.bytes[j];
 	}
+	cpu_add(&s->cpu.canaries, t);
 }
 
 /* canary_whole: whether canary C is still whole in W. */

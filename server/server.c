@@ -65,6 +65,19 @@ static void print_summary(const struct session *s)
 	fflush(stdout);
 }
 
+/* print_cpu: under -v, the session's CPU by phase (format_cpu()), on
+ * stderr.  finish_session() prints it before the summary line, so that
+ * whoever has read the summary finds it written. */
+static void print_cpu(const struct session *s)
+{
+	char line[192];		/* six of "canaries 12345.123456 s, " */
+
+	if (!s->opt->verbose)
+		return;
+	format_cpu(&s->cpu, cpu_now(), line, sizeof(line));
+	fprintf(stderr, "receiver: session %u: cpu: %s\n", s->number, line);
+}
+
 /* ---- Serving: many sessions, one thread ---- */
 
 struct server;
@@ -92,7 +105,7 @@ struct server {
 
 /* finish_session: the session is over and its connection down: free
  * what it holds, write its ledger record if it has none yet, print its
- * summary line, and forget it. */
+ * CPU by phase (-v) and its summary line, and forget it. */
 static void finish_session(struct server *srv, struct session *s)
 {
 	char err[LAB3_ERR_LEN];
@@ -103,6 +116,7 @@ static void finish_session(struct server *srv, struct session *s)
 	if (s->ledger_fd >= 0 && !s->recorded &&
 	    record_end(s, err, sizeof(err)) != 0)
 		fprintf(stderr, "receiver: session %u: %s\n", s->number, err);
+	print_cpu(s);
 	print_summary(s);
 	for (i = 0; srv->sessions[i] != s; i++)
 		;
@@ -307,6 +321,7 @@ static void new_session(struct server *srv, struct rdma_cm_id *id)
 	};
 	srv->sessions[srv->nsessions++] = s;
 	s->start_us = lab3_now_us();
+	s->cpu.start = cpu_now();
 	snprintf(s->peer, sizeof(s->peer), "%s", peer);
 	if (srv->opt->verbose)
 		fprintf(stderr, "receiver: session %u: connection request from "

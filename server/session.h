@@ -213,6 +213,23 @@ struct rate_mark {
 	long long queued_ms;
 };
 
+/* The receiver's CPU time in one session, by phase: nanoseconds of its
+ * thread's CPU clock (cpu_now()), added up where each phase's code runs,
+ * once a window or a slice of a chunk (cpu_add()).  Under -v the session's
+ * last line gives them, and the rest of the CPU from its connection
+ * request to its end as "other" (format_cpu()).  No phase's span holds
+ * another's, and each lies within the session, so the rest is never
+ * negative. */
+struct session_cpu {
+	long long start;	/* the clock at the connection request */
+	long long windows;	/* mapping, registering, deregistering,
+				 * giving back and unmapping windows */
+	long long canaries;	/* planting them, and checking at DONE */
+	long long hash;		/* SHA-256 of the chunks: begin, add, end */
+	long long copy;		/* -o: writing the chunks to the file */
+	long long fsync;	/* -o: syncing the file and its folders */
+};
+
 /* One session: one sender, from connection to disconnection. */
 struct session {
 	const struct options *opt;
@@ -225,6 +242,7 @@ struct session {
 	unsigned number;
 	char peer[64];
 	long long start_us;		/* lab3_now_us() at its request */
+	struct session_cpu cpu;		/* its CPU by phase, for -v */
 
 	/* The protocol's rules and counters (rules.h): the length, the
 	 * chunks, how many were offered, done and stored, the verdict. */
@@ -333,8 +351,9 @@ long long next_summary(const struct ledger_sources *ls);
 int key_admitted(struct session *s);
 
 /* session.c: what a session's steps ask of the server that runs them: a
- * step that waits (STEP_WAIT, and when it runs out), the rate floor, and
- * the window budget the sessions share. */
+ * step that waits (STEP_WAIT, and when it runs out), the rate floor, the
+ * window budget the sessions share, and the count of its CPU by phase
+ * (struct session_cpu). */
 uint64_t window_bytes(const struct session *s);
 void peer_source(const char *peer, char *out, size_t len);
 int same_host(const char *a, const char *b);
@@ -348,6 +367,10 @@ int wait_for_budget(struct session *s);
 void give_back(struct session *s, struct window *w);
 void join_queue(struct session *s);
 void leave_queue(struct session *s);
+long long cpu_now(void);
+long long cpu_add(long long *phase, long long start);
+int format_cpu(const struct session_cpu *cpu, long long end, char *out,
+	       size_t len);
 
 /* server.c: serving.  serve_hold_signals() blocks the served signals
  * (SIGHUP, SIGINT, SIGTERM) and puts the mask before it in *ORIG: main()

@@ -177,14 +177,31 @@ int open_tmp_file(struct session *s)
 
 /* sync_file: before the verdict, make sure every byte of the verified
  * temporary file is on disk, so that a failing disk is an ERROR instead of
- * a good verdict. */
+ * a good verdict.  Its CPU counts as the session's fsync. */
 int sync_file(struct session *s)
 {
-	if (fchmod(s->tmp_fd, 0644) == 0 && fsync(s->tmp_fd) == 0)
+	long long t = cpu_now();
+	int err = fchmod(s->tmp_fd, 0644) == 0 && fsync(s->tmp_fd) == 0 ?
+		  0 : errno;
+
+	cpu_add(&s->cpu.fsync, t);
+	if (err == 0)
 		return 0;
 	snprintf(s->error, sizeof(s->error), "cannot save %.120s: %s",
-		 s->tmp_path, strerror(errno));
+		 s->tmp_path, strerror(err));
 	return -1;
+}
+
+/* sync_parent: lab3_fsync_parent() of PATH, for S's file: its CPU counts
+ * as the session's fsync. */
+static int sync_parent(struct session *s, const char *path, char *why,
+		       size_t why_len)
+{
+	long long t = cpu_now();
+	int ret = lab3_fsync_parent(path, why, why_len);
+
+	cpu_add(&s->cpu.fsync, t);
+	return ret;
 }
 
 /* id_dir_name: the directory of DIR that the files of the student ID go
@@ -322,7 +339,7 @@ int keep_file(struct session *s)
 		err = errno;
 		goto out_unlink;
 	}
-	err = -lab3_fsync_parent(final, why, sizeof(why));
+	err = -sync_parent(s, final, why, sizeof(why));
 	if (err != 0)
 		goto out_unlink;
 	final[strlen(final)] = '/';
@@ -331,7 +348,7 @@ int keep_file(struct session *s)
 		goto out_unlink;
 	/* Saved and verified: a directory that cannot be synced now is the
 	 * disk's failing, said on stderr, not the session's. */
-	if (lab3_fsync_parent(final, why, sizeof(why)) != 0)
+	if (sync_parent(s, final, why, sizeof(why)) != 0)
 		fprintf(stderr, "receiver: session %u: saved %s, but %s: it "
 			"may not survive a crash\n", s->number, s->saved_as,
 			why);

@@ -8,7 +8,9 @@
 #   start_receiver [ARGS...]   start ./receiver -p 0 ARGS (or RX_BIN instead
 #                              of ./receiver, through the command in the
 #                              array RX_RUN, if set); wait
-#                              for its "listening on" line; set RX_PID,
+#                              for its "listening on" line, RX_START_LIMIT
+#                              seconds at most (default 30: more for a
+#                              receiver under valgrind); set RX_PID,
 #                              RX_PORT
 #   next_line [SECONDS]        print the receiver's next stdout line
 #                              (default limit 60 s); fail if none comes
@@ -33,7 +35,7 @@ start_receiver() {
 		2>"$RX_DIR/stderr" &
 	RX_PID=$!
 	exec {RX_FD}<"$RX_DIR/stdout"
-	if ! line=$(next_line 30); then
+	if ! line=$(next_line "${RX_START_LIMIT:-30}"); then
 		echo "the receiver did not start listening:" >&2
 		cat "$RX_DIR/stderr" >&2
 		return 1

@@ -2,8 +2,9 @@
 /*
  * tests/unit.c - unit tests of the wire protocol and the receiver's rules
  * (protocol.h) and of the hashes, the secret key, the command-line
- * parsers, the grading ledger and a connection's message bookkeeping
- * (completion.c, message.c).  No RDMA device is used.
+ * parsers, the grading ledger, a connection's message bookkeeping
+ * (completion.c, message.c) and the receiver's -v line of a session's
+ * CPU by phase.  No RDMA device is used.
  *
  * Each case prints "ok - NAME" or "not ok - NAME: detail"; the last line is
  * "N passed, N failed", and the exit status is 1 when any case failed.
@@ -3784,6 +3785,43 @@ static void test_ledger_dropped(void)
 		pass(name);
 }
 
+/* test_cpu_line: the receiver's -v line of a session's CPU by phase
+ * (format_cpu()) gives each phase in seconds, in the order that
+ * scripts/bench reads, and the rest of the session's CPU as "other"; and
+ * cpu_add() adds the time since its start and returns the time now. */
+static void test_cpu_line(void)
+{
+	static const char want[] = "windows 0.012000 s, canaries 0.020000 s, "
+		"hash 9.600000 s, copy 0.000001 s, fsync 1.500000 s, "
+		"other 0.300000 s";
+	const char *name = "format_cpu gives the phases and the rest";
+	struct session_cpu cpu = {
+		.start = 5000000000LL,
+		.windows = 12000000LL,
+		.canaries = 20000000LL,
+		.hash = 9600000000LL,
+		.copy = 1000LL,
+		.fsync = 1500000000LL,
+	};
+	long long end = cpu.start + cpu.windows + cpu.canaries + cpu.hash +
+			cpu.copy + cpu.fsync + 300000000LL;
+	long long phase = 7, start = cpu_now(), now;
+	char line[192];
+	int len = format_cpu(&cpu, end, line, sizeof(line));
+
+	if (len < 0 || strcmp(line, want) != 0)
+		fail(name, "expected '%s', got '%s'", want, line);
+	else
+		pass(name);
+	now = cpu_add(&phase, start);
+	name = "cpu_add adds the time since its start";
+	if (start <= 0 || now < start || phase != 7 + (now - start))
+		fail(name, "expected %lld + (%lld - %lld), got %lld", 7LL, now,
+		     start, phase);
+	else
+		pass(name);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -3810,6 +3848,7 @@ int main(void)
 	test_pieces_full_waits();
 	test_unarmed_at_silence();
 	test_unannounced_not_judged();
+	test_cpu_line();
 	printf("%d passed, %d failed\n", n_passed, n_failed);
 	return n_failed == 0 ? 0 : 1;
 }

@@ -77,6 +77,7 @@ R_CHECK = re.compile(r"^receiver: session \d+: chunk (\d+) \(offset (\d+), "
 R_STATE = re.compile(r"^receiver: session \d+: state [A-Z_]+$")
 R_REFUSE = re.compile(r"^receiver: refusing a connection: (.*)$")
 R_ROOM = re.compile(r"^receiver: session \d+: the send queue is full")
+R_CPU = re.compile(r"^receiver: session \d+: cpu: ")
 R_SUMMARY = re.compile(r"^summary: (.*)$")
 R_OFFLEN = re.compile(r"^offset (\d+), (\d+) bytes")
 R_INFO = re.compile(r"^(\d+) bytes, name \"(.*)\"$")
@@ -130,7 +131,7 @@ def parse_line(line):
         return {"kind": "check", "chunk": int(m.group(1)),
                 "offset": int(m.group(2)), "length": int(m.group(3)),
                 "written": int(m.group(4)), "places": int(m.group(5))}
-    if R_STATE.match(line) or R_ROOM.match(line):
+    if R_STATE.match(line) or R_ROOM.match(line) or R_CPU.match(line):
         return {"kind": "skip"}
     m = R_REFUSE.match(line)
     if m:
