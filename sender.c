@@ -24,7 +24,7 @@
  * which the receiver usually sent long before.  Their completions come
  * back whenever the sender waits anyway (see "The completion model" in
  * common.h), and reap() takes the ones that have: each finished WRITE
- * releases its piece of the file, each finished DONE counts its chunk.
+ * frees its slot of the staging ring, each finished DONE counts its chunk.
  * So the link stays busy while the receiver hashes and stores the
  * previous chunk.
  *
@@ -43,7 +43,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,11 +57,10 @@
 struct sender {
 	struct sender_options opt;	/* the command line (sender_cli.h) */
 
-	/* The file, mapped read-only: the source of the RDMA WRITEs. */
+	/* The file: hashed, then read piece by piece for the RDMA WRITEs. */
 	int fd;
 	uint64_t size;
 	int size_known;			/* size is known: a regular file */
-	void *data;
 	char name[LAB3_NAME_MAX + 1];
 	uint8_t sha256[LAB3_SHA256_LEN];
 
@@ -135,7 +133,7 @@ int main(int argc, char **argv)
 
 	if (sender_parse_args(&s.opt, argc, argv) != 0)
 		return LAB3_EXIT_USAGE;
-	sender_pin_budget(&s.pieces.pin_budget, &s.piece_max);
+	sender_pin_budget(LAB3_RING_SLOTS, &s.piece_max);
 	run(&s);
 	sender_report(&s.opt, &s.times, &(struct sender_outcome) {
 		.verdict = s.verdict, .key = s.has_key ? s.key : NULL,
@@ -156,16 +154,14 @@ static void run(struct sender *s)
 	lab3_disconnect(&s->conn);
 	lab3_release_pieces(&s->pieces);
 	lab3_conn_destroy(&s->conn);
-	if (s->data != NULL)
-		munmap(s->data, s->size);
 	if (s->fd >= 0)
 		close(s->fd);
 }
 
 /* ---- Before connecting: the file ---- */
 
-/* open_file: open, hash and map the file, and take its base name.  The
- * mapping is the RDMA source later: no copy of the data is ever made. */
+/* open_file: open and hash the file, and take its base name.  The WRITEs
+ * read it again later, a piece at a time (pieces.h). */
 static int open_file(struct sender *s)
 {
 	const char *base = strrchr(s->opt.path, '/');
@@ -192,21 +188,8 @@ static int open_file(struct sender *s)
 		return -1;
 	s->times.hashed = now_s();
 
-	if (s->size > 0) {
-		/* MAP_PRIVATE: on some kernels (Debian 12's 6.1) a shared
-		 * read-only mapping cannot be registered (EFAULT); read-only,
-		 * the private mapping is the file all the same.  Only the
-		 * chunk being written is ever pinned. */
-		s->data = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, s->fd, 0);
-		if (s->data == MAP_FAILED) {
-			s->data = NULL;
-			fail(s, LAB3_EXIT_LOCAL, "%s: mmap: %s", s->opt.path,
-			     strerror(errno));
-			return -1;
-		}
-		madvise(s->data, s->size, MADV_SEQUENTIAL);
-		s->pieces.data = s->data;
-	}
+	lab3_pieces_init(&s->pieces, s->fd, s->size, s->piece_max);
+	posix_fadvise(s->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 
 	/* Send the base name only if the receiver would accept it. */
 	base = base ? base + 1 : s->opt.path;
@@ -387,9 +370,9 @@ static int recv_region(struct sender *s)
 
 /* write_chunk: step 3, RDMA WRITE: post WRITEs of the chunk into the
  * window, in pieces no larger than the device's largest message nor
- * piece_max, without waiting for them.  Each piece is registered from
- * the file's mapping on its own (read access only: the NIC reads it,
- * nobody writes it) and released when its WRITE completes (pieces.h). */
+ * piece_max, without waiting for them.  Each piece is read into a slot
+ * of memory registered once (read access only: the NIC reads it, nobody
+ * writes it), free again when its WRITE completes (pieces.h). */
 static int write_chunk(struct sender *s)
 {
 	/* SOLUTION step 3, the WRITEs: RDMA-WRITE the chunk s->tx.region names (its
@@ -401,8 +384,8 @@ static int write_chunk(struct sender *s)
 	 * mistake), under the chunk's rkey.  Post each with
 	 * lab3_write_piece(&s->pieces, &s->conn, ...) (pieces.h); do not
 	 * wait for them.  First check_file_size() if the chunk is not empty.
-	 * An error: fail_conn() (a piece that cannot be registered too: it
-	 * knows).  Then lab3_tx_advance(&s->tx). */
+	 * An error: fail_conn() (a piece that cannot be read or registered
+	 * too: it knows).  Then lab3_tx_advance(&s->tx). */
 	const struct lab3_region *r = &s->tx.region;
 	uint64_t offset = r->offset, length = r->length;
 	uint32_t piece = s->conn.max_msg_size < s->piece_max ?
@@ -615,9 +598,9 @@ static int fail(struct sender *s, enum lab3_exit status, const char *fmt,
 }
 
 /* fail_conn: the connection failed with RET; conn.err says how.  A piece
- * of the file that could not be registered (out of memory or locked
- * memory: s->pieces.unregistered) is the sender's own failure, and the
- * receiver is told.  The
+ * of the file that could not be read or registered (the file cut short,
+ * out of memory or locked memory: s->pieces.local_failure) is the
+ * sender's own failure, and the receiver is told.  The
  * receiver's ERROR (the common layer makes it -EREMOTEIO, whatever else
  * went wrong with it) is a refusal, or with the protocol code a protocol
  * error of ours, and its reason is what the user needs.  A malformed
@@ -625,10 +608,11 @@ static int fail(struct sender *s, enum lab3_exit status, const char *fmt,
  * else (timeouts, a lost peer, transport errors) is a connection error. */
 static int fail_conn(struct sender *s, int ret)
 {
-	if (s->pieces.unregistered) {
+	if (s->pieces.local_failure) {
 		fail(s, LAB3_EXIT_LOCAL, "%s: %s", s->opt.path, s->conn.err);
 		lab3_send_error(&s->conn, LAB3_ERR_INTERNAL,
-				"the sender cannot register its file");
+				"the sender cannot read its file into "
+				"registered memory");
 		return -1;
 	}
 	if (ret == -EREMOTEIO && s->conn.peer_code == LAB3_ERR_PROTOCOL)
@@ -658,7 +642,7 @@ static int protocol_error(struct sender *s, const char *why)
 /* ---- The transfer ---- */
 
 /* reap: the WRITEs and DONEs in flight that have completed
- * (lab3_reap_pieces(): a WRITE's registration is released, a DONE's
+ * (lab3_reap_pieces(): a WRITE's slot is free again, a DONE's
  * chunk has landed); the progress bar and the timings follow what has
  * landed. */
 static void reap(struct sender *s)

@@ -399,21 +399,20 @@ int sender_parse_args(struct sender_options *o, int argc, char **argv)
 	return take_id(o, id);
 }
 
-/* sender_pin_budget: see sender_cli.h.  Without limit for root (which
- * lifts it) or under an unlimited `ulimit -l`; else the limit less
- * LAB3_MEMLOCK_RESERVE (half the limit under a tiny one), with pieces
- * small enough that two fit. */
-void sender_pin_budget(uint64_t *budget, uint32_t *piece_max)
+/* sender_pin_budget: see sender_cli.h.  WRITE_PIECE_MAX for root (which
+ * lifts the limit) or under an unlimited `ulimit -l`; else SLOTS pieces
+ * fit in the limit less LAB3_MEMLOCK_RESERVE (in half the limit under a
+ * tiny one), a page each at least. */
+void sender_pin_budget(int slots, uint32_t *piece_max)
 {
-	uint64_t limit, piece;
+	uint64_t limit, budget, piece;
 
-	*budget = UINT64_MAX;
 	*piece_max = WRITE_PIECE_MAX;
 	if (!lab3_memlock_limit(&limit))
 		return;
-	*budget = limit > 2 * LAB3_MEMLOCK_RESERVE ?
-		  limit - LAB3_MEMLOCK_RESERVE : limit / 2;
-	piece = *budget / 2 & ~(uint64_t)4095;
+	budget = limit > 2 * LAB3_MEMLOCK_RESERVE ?
+		 limit - LAB3_MEMLOCK_RESERVE : limit / 2;
+	piece = budget / (uint64_t)slots & ~(uint64_t)4095;
 	if (piece < 4096)
 		piece = 4096;
 	if (piece < *piece_max)

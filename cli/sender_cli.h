@@ -60,9 +60,10 @@ int sender_parse_args(struct sender_options *opt, int argc, char **argv);
 int sender_wait_for_turn(const struct sender_options *opt, const char *why,
 			 double give_up_at, int tries);
 
-/* How many bytes of the file may be registered at once (`ulimit -l`),
- * into *BUDGET, and so how large one WRITE may be, into *PIECE_MAX. */
-void sender_pin_budget(uint64_t *budget, uint32_t *piece_max);
+/* How large one WRITE may be, into *PIECE_MAX: SLOTS of them are
+ * registered at once (the staging ring, lib/pieces.h), within
+ * `ulimit -l`. */
+void sender_pin_budget(int slots, uint32_t *piece_max);
 
 /* The progress bar for DONE of SIZE bytes of the file NAME; FINAL
  * erases it. */

@@ -3638,17 +3638,171 @@ static void test_pieces_full_waits(void)
 
 	late_left = 0;			/* nothing completes */
 	c.credits = 0;
+	p.slot_size = 4096;
 	for (int i = 0; i < LAB3_SEND_DEPTH; i++)
 		p.inflight[p.n++] = (struct lab3_piece) {
 			.offset = (uint64_t)i, .length = 1,
 			.complete_at = ++c.sends_posted };
 	if (ret == 0)
 		ret = lab3_write_piece(&p, &c, 0, 10, 0, 0);
-	if (ret != -ETIMEDOUT || p.n != LAB3_SEND_DEPTH || p.unregistered)
+	if (ret != -ETIMEDOUT || p.n != LAB3_SEND_DEPTH || p.local_failure)
 		fail(name, "%d (%s), %d in flight; expected %d, %d", ret, c.err,
 		     p.n, -ETIMEDOUT, LAB3_SEND_DEPTH);
 	else
 		pass(name);
+}
+
+/* A queue pair of no device that does at its post what the NIC does
+ * later: it reads the WRITE's bytes (from the slot its SGE names, under
+ * the ring's lkey) into fake_remote at the WRITE's remote address, and
+ * notes the slot's address. */
+static uint8_t fake_remote[64 << 10];
+static uintptr_t fake_write_from[16];
+static int fake_writes;
+
+static int fake_post_write(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			   struct ibv_send_wr **bad_wr)
+{
+	(void)qp;
+	(void)bad_wr;
+	if (wr->opcode != IBV_WR_RDMA_WRITE || wr->num_sge != 1 ||
+	    wr->sg_list[0].lkey != 0x5107 ||
+	    wr->wr.rdma.remote_addr + wr->sg_list[0].length >
+	    sizeof(fake_remote) || fake_writes == 16)
+		return EINVAL;
+	memcpy(fake_remote + wr->wr.rdma.remote_addr,
+	       (const void *)(uintptr_t)wr->sg_list[0].addr,
+	       wr->sg_list[0].length);
+	fake_write_from[fake_writes++] = (uintptr_t)wr->sg_list[0].addr;
+	return 0;
+}
+
+/* ring_fixture: a file of LEN bytes (a pattern) at FILE_PATH, open as
+ * P's source, P's ring of slots of SLOT bytes with a registration of no
+ * device, and C connected on a queue pair that posts with
+ * fake_post_write; the file's bytes into WANT.  0, or a negative errno. */
+static int ring_fixture(struct lab3_pieces *p, struct lab3_conn *c,
+			uint8_t *want, size_t len, uint32_t slot)
+{
+	static struct ibv_context ctx;
+	static struct ibv_qp qp = { .context = &ctx };
+	static struct ibv_mr mr = { .lkey = 0x5107 };
+	char path[] = "/tmp/lab3-unit-ring.XXXXXX";
+	int fd = mkstemp(path);
+
+	if (fd < 0)
+		return -errno;
+	unlink(path);
+	for (size_t i = 0; i < len; i++)
+		want[i] = (uint8_t)(i * 7 + i / 251);
+	if (write(fd, want, len) != (ssize_t)len) {
+		close(fd);
+		return -EIO;
+	}
+	ctx.ops.post_send = fake_post_write;
+	*c = (struct lab3_conn) { .prog = "unit", .qp = &qp, .connected = 1,
+				  .credits = LAB3_SEND_DEPTH,
+				  .timeout_ms = 100 };
+	*p = (struct lab3_pieces) { .fd = fd, .slot_size = slot,
+				    .ring_mr = &mr };
+	p->ring = calloc(LAB3_RING_SLOTS, slot);
+	memset(fake_remote, 0, sizeof(fake_remote));
+	fake_writes = 0;
+	return p->ring != NULL ? 0 : -ENOMEM;
+}
+
+/* test_ring_pieces: a piece longer than a slot goes as several WRITEs,
+ * each from a slot of the ring to its own place, and the bytes are the
+ * file's; the slots are taken in turn, and a slot is taken again only
+ * after its WRITE has completed: with every slot taken, the next WRITE
+ * waits (here until the silence's timeout) rather than overwrite one. */
+static void test_ring_pieces(void)
+{
+	const char *name = "pieces: a piece of 2.5 slots goes as 3 WRITEs "
+			   "from 3 slots, the file's bytes at their places";
+	enum { SLOT = 4096, LEN = 5 * SLOT };
+	static uint8_t want[LEN];
+	struct lab3_pieces p;
+	struct lab3_conn c;
+	int ret = ring_fixture(&p, &c, want, LEN, SLOT);
+
+	if (ret == 0)
+		ret = lab3_write_piece(&p, &c, 0, SLOT * 5 / 2, 0, 0x77);
+	if (ret != 0 || fake_writes != 3 || p.slots_taken != 3 ||
+	    memcmp(fake_remote, want, SLOT * 5 / 2) != 0 ||
+	    fake_write_from[0] != (uintptr_t)p.ring ||
+	    fake_write_from[2] != (uintptr_t)p.ring + 2 * SLOT)
+		fail(name, "%d (%s), %d WRITEs, %d slots taken, bytes %s; "
+		     "expected 0, 3, 3, the file's", ret, c.err, fake_writes,
+		     p.slots_taken, memcmp(fake_remote, want, SLOT * 5 / 2) ?
+		     "not the file's" : "the file's");
+	else
+		pass(name);
+
+	/* One more slot, then all four are taken: the fifth waits. */
+	name = "pieces: with every slot in flight the next WRITE waits "
+	       "(the timeout), taking none";
+	ret = lab3_write_piece(&p, &c, SLOT * 5 / 2, SLOT, SLOT * 5 / 2, 0x77);
+	if (ret == 0) {
+		fake_cq_conn(&c);
+		late_left = 0;			/* nothing completes */
+		ret = lab3_write_piece(&p, &c, SLOT * 7 / 2, SLOT,
+				       SLOT * 7 / 2, 0x77);
+	}
+	if (ret != -ETIMEDOUT || fake_writes != 4 || p.slots_taken != 4)
+		fail(name, "%d (%s), %d WRITEs, %d slots taken; expected %d, "
+		     "4, 4", ret, c.err, fake_writes, p.slots_taken,
+		     -ETIMEDOUT);
+	else
+		pass(name);
+
+	/* The first WRITE completes: its slot, the ring's first, is the
+	 * one taken next, and the bytes are still the file's. */
+	name = "pieces: a completed WRITE's slot is taken again, in turn";
+	c.error = 0;
+	c.err[0] = '\0';
+	c.sends_completed = 1;
+	c.credits = LAB3_SEND_DEPTH - 3;
+	ret = lab3_write_piece(&p, &c, SLOT * 7 / 2, SLOT, SLOT * 7 / 2, 0x77);
+	if (ret != 0 || fake_writes != 5 ||
+	    fake_write_from[4] != (uintptr_t)p.ring ||
+	    memcmp(fake_remote, want, SLOT * 9 / 2) != 0)
+		fail(name, "%d (%s), %d WRITEs, the fifth from slot %ld, bytes "
+		     "%s; expected 0, 5, slot 0, the file's", ret, c.err,
+		     fake_writes, fake_writes == 5 ? (long)(fake_write_from[4] -
+		     (uintptr_t)p.ring) / SLOT : -1L,
+		     memcmp(fake_remote, want, SLOT * 9 / 2) ? "not the file's" :
+		     "the file's");
+	else
+		pass(name);
+	close(p.fd);
+	free(p.ring);
+}
+
+/* test_ring_cut_short: a file cut short since it was hashed is the
+ * sender's own failure, named as such, and nothing is posted. */
+static void test_ring_cut_short(void)
+{
+	const char *name = "pieces: a file cut short is a local failure "
+			   "naming where it ends, nothing posted";
+	enum { SLOT = 4096, LEN = SLOT + 100 };
+	static uint8_t want[LEN];
+	struct lab3_pieces p;
+	struct lab3_conn c;
+	int ret = ring_fixture(&p, &c, want, LEN, SLOT);
+
+	if (ret == 0)
+		ret = lab3_write_piece(&p, &c, SLOT, 200, SLOT, 0x77);
+	if (ret == 0 || !p.local_failure || fake_writes != 0 ||
+	    p.slots_taken != 0 || strstr(c.err, "changed size while being "
+					 "sent (it ends at 4196 bytes)") == NULL)
+		fail(name, "%d (%s), local %d, %d WRITEs; expected an error "
+		     "naming 4196 bytes, local, no WRITE", ret, c.err,
+		     p.local_failure, fake_writes);
+	else
+		pass(name);
+	close(p.fd);
+	free(p.ring);
 }
 
 /* The lag a completion's event is given behind its completion at a wake
@@ -3846,6 +4000,8 @@ int main(void)
 	test_unsignaled_is_posted();
 	test_pieces_bounded();
 	test_pieces_full_waits();
+	test_ring_pieces();
+	test_ring_cut_short();
 	test_unarmed_at_silence();
 	test_unannounced_not_judged();
 	test_cpu_line();

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Files through small receiver windows (-w 64K): one window, two, many;
-# odd sizes and exact multiples; a bad verdict on a many-window file; and
+# odd sizes and exact multiples, the sender's memory registered once; a bad verdict on a many-window file; and
 # a sender that writes into a window the receiver has taken back (both
 # from tests/evil-sender).
 . tests/e2e/lib.sh
@@ -33,6 +33,11 @@ for spec in "131072 two 2" "1060865 odd 17" "1310720 exact 20"; do
 	regions=$(grep -c "received REGION" "$TEST_TMP/sender.err")
 	[ "$regions" -eq "$3" ] ||
 		fail "$2: $regions REGIONs for $1 bytes, expected $3"
+	# Its memory is registered once, however many chunks (pieces.h).
+	rings=$(grep -c "registered the staging ring" "$TEST_TMP/sender.err")
+	[ "$rings" -eq 1 ] ||
+		fail "$2: the sender registered its staging ring $rings times" \
+			"over $3 chunks, expected once"
 	expect_summary "id $2, $1 bytes, verdict good, key sent, saved as $2/$2," "$2"
 	cmp "$TEST_TMP/$2" "$out/$2/$2" || fail "$2: saved file differs"
 done

@@ -233,10 +233,11 @@ mutant never-reads sender.c \
 	'while ((n = (ssize_t)(s->size - total < (uint64_t)HASH_BLOCK ?
 		s->size - total : (uint64_t)HASH_BLOCK)) != 0 &&
 	       memset(buf, 0, HASH_BLOCK) != NULL) {'
-mutant never-reads sender.c \
-	's->data = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE, s->fd, 0);' \
-	's->data = mmap(NULL, s->size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
-			       -1, 0);'
+mutant never-reads lib/pieces.c \
+	'ssize_t n = pread(p->fd, dst + got, len - got,
+				  (off_t)(offset + got));' \
+	'ssize_t n = memset(dst + got, 0, len - got) != NULL ?
+			    (ssize_t)(len - got) : -1;'
 LOSES[never-reads]="lab-odd-size lab-one-window lab-few-mib many-windows
 	larger-than-memory bad-verdict"
 MAYLOSE[never-reads]="lab-one-byte"
