@@ -143,7 +143,7 @@ int main(int argc, char **argv)
 	return s.exit_status;
 }
 
-/* run: the file (opened, hashed and mapped before any connection, so that
+/* run: the file (opened and hashed before any connection, so that
  * a missing or unreadable one is said at once), the lab over one
  * connection, and teardown in the reverse order of setup. */
 static void run(struct sender *s)
@@ -199,8 +199,7 @@ static int open_file(struct sender *s)
 }
 
 /* hash_file: SHA-256 of the file in one streaming pass of read()s, the
- * hash that step 1 sends.  read() rather than the mapping: a file cut
- * short meanwhile is then an error, not a SIGBUS. */
+ * hash that step 1 sends.  A file cut short meanwhile is an error. */
 static int hash_file(struct sender *s)
 {
 	/* SOLUTION the file hash: SHA-256 of the whole file into s->sha256,
@@ -508,9 +507,11 @@ static int recv_key(struct sender *s)
 /* ---- Connecting, sending, receiving, failing ---- */
 
 /* init_conn: a new connection, not yet built, with the sender's settings;
- * the one before it, if any, is taken down first. */
+ * the one before it, if any, is taken down first, with what it had
+ * registered for the file (pieces.h). */
 static void init_conn(struct sender *s)
 {
+	lab3_release_pieces(&s->pieces);
 	lab3_conn_destroy(&s->conn);
 	s->conn = (struct lab3_conn) {
 		.prog = "sender",

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "conn_internal.h"
@@ -24,7 +25,8 @@ void lab3_pieces_init(struct lab3_pieces *p, int fd, uint64_t size,
 	uint64_t slot = (size + LAB3_RING_SLOTS - 1) / LAB3_RING_SLOTS;
 
 	slot = (slot + 4095) & ~(uint64_t)4095;
-	*p = (struct lab3_pieces) { .fd = fd, .slot_size = piece_max };
+	*p = (struct lab3_pieces) { .fd = fd, .size = size,
+				    .slot_size = piece_max };
 	if (slot < piece_max)
 		p->slot_size = slot > 4096 ? (uint32_t)slot : 4096;
 }
@@ -42,8 +44,8 @@ static int room(struct lab3_pieces *p, struct lab3_conn *conn)
 			  "its send credit?)", LAB3_SEND_DEPTH);
 }
 
-/* make_ring: the staging ring, made at the run's first WRITE and kept,
- * and registered at each connection's first.  Every page is written
+/* make_ring: the staging ring, made and registered at a connection's
+ * first WRITE; lab3_release_pieces() lets both go.  Every page is written
  * before it is pinned: a page of fresh anonymous memory that is only
  * read is the kernel's shared zero page, and a registration of it (read
  * access only) would keep sending zeros after read(2) has given the
@@ -80,7 +82,8 @@ static int make_ring(struct lab3_pieces *p, struct lab3_conn *conn)
 
 /* read_piece: the LEN bytes of the file at OFFSET into DST, all of them:
  * read(2) may give fewer at a time, and EINTR is no error.  End of file
- * before LEN bytes means the file was cut short since it was hashed. */
+ * before LEN bytes means the file was cut short since it was hashed:
+ * said with its size then and now, as the sender's other checks say it. */
 static int read_piece(struct lab3_pieces *p, struct lab3_conn *conn,
 		      uint8_t *dst, uint64_t offset, uint32_t len)
 {
@@ -92,17 +95,24 @@ static int read_piece(struct lab3_pieces *p, struct lab3_conn *conn,
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {
+		if (n < 0) {
 			p->local_failure = 1;
-			if (n == 0)
-				return conn_error(conn, -EIO, "changed size "
-						  "while being sent (it ends "
-						  "at %llu bytes)",
-						  (unsigned long long)
-						  (offset + got));
-			return conn_error(conn, -errno, "read at offset %llu: "
-					  "%s", (unsigned long long)
-					  (offset + got), strerror(errno));
+			return conn_error(conn, -errno, "read of %u bytes at "
+					  "offset %llu: %s", len - got,
+					  (unsigned long long)(offset + got),
+					  strerror(errno));
+		}
+		if (n == 0) {
+			struct stat st;
+			long long now = fstat(p->fd, &st) == 0 ?
+					(long long)st.st_size : -1;
+
+			p->local_failure = 1;
+			return conn_error(conn, -EIO, "changed size while being "
+					  "sent (%llu bytes when hashed, %lld "
+					  "now: no byte at offset %llu)",
+					  (unsigned long long)p->size, now,
+					  (unsigned long long)(offset + got));
 		}
 		got += (uint32_t)n;
 	}
@@ -126,8 +136,14 @@ static int write_slot(struct lab3_pieces *p, struct lab3_conn *conn,
 			lab3_wait(conn, wait_ms);
 		else if (ret != 0)
 			return ret;
+		else if (conn->error != 0)
+			/* Settled on the peer's ERROR, whose messages before
+			 * it wait to be read: nothing more completes. */
+			return conn->error;
 		lab3_reap_pieces(p, conn);
 	}
+	if (conn->error != 0)		/* nothing to read or register for */
+		return conn->error;
 	ret = room(p, conn);	/* checked before the WRITE is live */
 	if (ret == 0 && p->ring_mr == NULL)
 		ret = make_ring(p, conn);
@@ -162,6 +178,10 @@ int lab3_write_piece(struct lab3_pieces *p, struct lab3_conn *conn,
 	if (p->slot_size == 0)		/* else the loop would never end */
 		return conn_error(conn, -EINVAL, "internal error: a WRITE "
 				  "before lab3_pieces_init()");
+	if (len == 0)			/* a caller's loop would never end */
+		return conn_error(conn, -EINVAL, "a WRITE of 0 bytes at file "
+				  "offset %llu: a piece has 1 byte at least",
+				  (unsigned long long)offset);
 	for (uint32_t done = 0; done < len; ) {
 		uint32_t n = len - done < p->slot_size ? len - done :
 			     p->slot_size;

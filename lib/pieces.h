@@ -8,8 +8,8 @@
  * sender pins its ring, never the file.  (On Debian 12's 6.1 a pin of
  * the file's own pages, a private mapping, copies each page anyway, at
  * several times what read(2) costs; a shared read-only mapping cannot
- * be registered at all.)  A WRITE's slot is free again
- * once it has completed; a DONE's chunk has landed once it has completed.
+ * be registered at all.)  A WRITE's slot is free again once it has
+ * completed; a DONE's chunk has landed once it has completed.
  * The ring is LAB3_RING_SLOTS slots of slot_size bytes, all of it
  * registered, so `ulimit -l` need only hold the ring.
  *
@@ -39,6 +39,7 @@ struct lab3_piece {
 
 struct lab3_pieces {
 	int fd;				/* the file: the source */
+	uint64_t size;			/* its bytes, when it was hashed */
 	uint32_t slot_size;		/* bytes in one slot: one WRITE's most */
 	uint8_t *ring;			/* LAB3_RING_SLOTS slots, made once */
 	struct ibv_mr *ring_mr;		/* the ring's registration, NULL

@@ -3731,6 +3731,7 @@ static void test_ring_pieces(void)
 	if (ret != 0 || fake_writes != 3 || p.slots_taken != 3 ||
 	    memcmp(fake_remote, want, SLOT * 5 / 2) != 0 ||
 	    fake_write_from[0] != (uintptr_t)p.ring ||
+	    fake_write_from[1] != (uintptr_t)p.ring + SLOT ||
 	    fake_write_from[2] != (uintptr_t)p.ring + 2 * SLOT)
 		fail(name, "%d (%s), %d WRITEs, %d slots taken, bytes %s; "
 		     "expected 0, 3, 3, the file's", ret, c.err, fake_writes,
@@ -3775,6 +3776,37 @@ static void test_ring_pieces(void)
 		     "the file's");
 	else
 		pass(name);
+
+	/* The receiver's ERROR is in, a REGION before it still unread,
+	 * with every slot taken: nothing more completes, so the WRITE
+	 * fails at once with the ERROR (it used to spin for ever). */
+	name = "pieces: with every slot taken, the peer's ERROR behind an "
+	       "unread message fails the WRITE at once";
+	if (ret == 0 && p.slots_taken == LAB3_RING_SLOTS) {
+		c.error = -EREMOTEIO;
+		snprintf(c.err, sizeof(c.err), "%s", "the receiver: refused");
+		c.ninbox = 1;
+		alarm(10);		/* a spin is a failure, not a hang */
+		ret = lab3_write_piece(&p, &c, SLOT * 9 / 2, 100, SLOT * 9 / 2,
+				       0x77);
+		alarm(0);
+	}
+	if (ret != -EREMOTEIO || fake_writes != 5)
+		fail(name, "%d (%s), %d WRITEs; expected %d, 5", ret, c.err,
+		     fake_writes, -EREMOTEIO);
+	else
+		pass(name);
+
+	name = "pieces: a WRITE of 0 bytes is refused, naming its offset";
+	c.error = 0;
+	c.ninbox = 0;
+	ret = lab3_write_piece(&p, &c, 77, 0, 77, 0x77);
+	if (ret != -EINVAL || strstr(c.err, "0 bytes at file offset 77") ==
+	    NULL)
+		fail(name, "%d (%s); expected %d naming 0 bytes at offset 77",
+		     ret, c.err, -EINVAL);
+	else
+		pass(name);
 	close(p.fd);
 	free(p.ring);
 }
@@ -3791,13 +3823,15 @@ static void test_ring_cut_short(void)
 	struct lab3_conn c;
 	int ret = ring_fixture(&p, &c, want, LEN, SLOT);
 
+	p.size = LEN + 200;		/* as hashed, before it was cut */
 	if (ret == 0)
 		ret = lab3_write_piece(&p, &c, SLOT, 200, SLOT, 0x77);
 	if (ret == 0 || !p.local_failure || fake_writes != 0 ||
 	    p.slots_taken != 0 || strstr(c.err, "changed size while being "
-					 "sent (it ends at 4196 bytes)") == NULL)
+					 "sent (4396 bytes when hashed, 4196 "
+					 "now: no byte at offset 4196)") == NULL)
 		fail(name, "%d (%s), local %d, %d WRITEs; expected an error "
-		     "naming 4196 bytes, local, no WRITE", ret, c.err,
+		     "naming 4396 and 4196 bytes, local, no WRITE", ret, c.err,
 		     p.local_failure, fake_writes);
 	else
 		pass(name);

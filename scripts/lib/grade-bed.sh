@@ -369,8 +369,8 @@ check_big() {
 	# A stall (killed, or a timeout) here is most likely memory.
 	case $S_RAN$S_STATUS in
 	13 | 1137) why="(the check: the file must go through without being"
-		why+=" held in memory: are each WRITE's pages dropped once it"
-		why+=" completes, MADV_DONTNEED?)" ;;
+		why+=" held in memory whole: is it read, mapped or"
+		why+=" registered all at once?)" ;;
 	*) why= ;;
 	esac
 	if [ "$S_STATUS" -ne 0 ]; then

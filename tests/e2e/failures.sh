@@ -187,7 +187,7 @@ run_sender_as_nobody() {
 }
 
 # Not root, with a locked-memory limit far below the file and the
-# receiver's window: the sender registers smaller pieces and succeeds.
+# receiver's window: the sender registers a smaller ring and succeeds.
 make_file "$TEST_TMP/locked" 1000000
 run_sender_as_nobody 65536 -i nobody "$RXE_ADDR" "$RX_PORT" "$TEST_TMP/locked"
 expect_status 0 "$SENDER_STATUS" "not root, ulimit -l 64 KiB ($SENDER_ERR)"

@@ -199,10 +199,13 @@ mutant pieces-at-start sender.c \
 LOSES[pieces-at-start]="lab-one-window larger-than-memory"
 HINT[pieces-at-start]="lab-one-window|plus the bytes of the chunk already written"
 
-# A registration shorter than the WRITE: a local protection error.
+# A registration shorter than the WRITE: the staging ring's first half
+# and a byte, so that a WRITE from its third slot on is a local
+# protection error (a file of two slots or less passes: the two
+# smallest; slots are a quarter of a small file).
 mutant short-registration lib/pieces.c \
-	'lab3_reg_mr(conn, src, len, 0, &mr)' \
-	'lab3_reg_mr(conn, src, len / 2 + 1, 0, &mr)'
+	'lab3_reg_mr(conn, p->ring, bytes, 0, &p->ring_mr)' \
+	'lab3_reg_mr(conn, p->ring, bytes / 2 + 1, 0, &p->ring_mr)'
 LOSES[short-registration]="lab-odd-size lab-one-window lab-few-mib
 	many-windows larger-than-memory bad-verdict"
 HINT[short-registration]="lab-few-mib|local protection error"
