@@ -25,10 +25,14 @@ void lab3_pieces_init(struct lab3_pieces *p, int fd, uint64_t size,
 	uint64_t slot = (size + LAB3_RING_SLOTS - 1) / LAB3_RING_SLOTS;
 
 	slot = (slot + 4095) & ~(uint64_t)4095;
+	if (slot < 4096)
+		slot = 4096;
+	if (slot > LAB3_SLOT_MAX)
+		slot = LAB3_SLOT_MAX;
+	if (slot > piece_max)
+		slot = piece_max;
 	*p = (struct lab3_pieces) { .fd = fd, .size = size,
-				    .slot_size = piece_max };
-	if (slot < piece_max)
-		p->slot_size = slot > 4096 ? (uint32_t)slot : 4096;
+				    .slot_size = (uint32_t)slot };
 }
 
 /* room: reap what has completed; then there must be room for one more

@@ -29,6 +29,13 @@
  * one slot is read from the file, the others keep the wire busy. */
 #define LAB3_RING_SLOTS 4
 
+/* A slot's most: 2 MiB, so a ring of 8 MiB, what ib_write_bw keeps in
+ * flight by default (128 WRITEs of 64 KiB).  More keeps no wire busier,
+ * and every byte of the ring stays pinned for the whole connection: in
+ * the grader's VM (171 MiB for the receiver, the sender and the file's
+ * page cache) that is memory nothing else may use. */
+#define LAB3_SLOT_MAX (2u << 20)
+
 /* A WRITE or a DONE in flight. */
 struct lab3_piece {
 	int is_write;			/* a WRITE (it holds a slot), or a DONE */
@@ -56,8 +63,9 @@ struct lab3_pieces {
 };
 
 /* P, for the SIZE bytes of the file open at FD, in WRITEs of at most
- * PIECE_MAX bytes: the ring's slots are of PIECE_MAX, or less for a file
- * that fills fewer than LAB3_RING_SLOTS such pieces, a page at least. */
+ * PIECE_MAX bytes: the ring's slots are of PIECE_MAX or LAB3_SLOT_MAX,
+ * the smaller, or less for a file that fills fewer than LAB3_RING_SLOTS
+ * such slots (a quarter of it, in whole pages), a page at least. */
 void lab3_pieces_init(struct lab3_pieces *p, int fd, uint64_t size,
 		      uint32_t piece_max);
 

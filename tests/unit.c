@@ -3652,6 +3652,41 @@ static void test_pieces_full_waits(void)
 		pass(name);
 }
 
+/* test_ring_sizes: the ring's slots (lab3_pieces_init()): LAB3_SLOT_MAX
+ * for a big file, whatever the pin budget allows beyond it; the budget's
+ * piece when it is smaller; a quarter of a small file, in whole pages;
+ * a page for a tiny or empty one. */
+static void test_ring_sizes(void)
+{
+	const char *name = "pieces: the ring's slots are LAB3_SLOT_MAX at "
+			   "most, the pin budget's piece at most, a quarter "
+			   "of a small file, a page at least";
+	static const struct {
+		uint64_t size;
+		uint32_t piece_max, want;
+	} cases[] = {
+		{ 1ull << 30, 8u << 20, LAB3_SLOT_MAX },
+		{ 1ull << 30, 1u << 20, 1u << 20 },
+		{ 1ull << 30, 12288, 12288 },
+		{ 3u << 20, 8u << 20, 786432 },		/* a quarter */
+		{ 1000003, 8u << 20, 253952 },		/* 62 pages */
+		{ 1, 8u << 20, 4096 },
+		{ 0, 8u << 20, 4096 },
+	};
+	struct lab3_pieces p;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		lab3_pieces_init(&p, 3, cases[i].size, cases[i].piece_max);
+		if (p.slot_size != cases[i].want) {
+			fail(name, "%llu bytes, pieces of %u: slots of %u, "
+			     "expected %u", (unsigned long long)cases[i].size,
+			     cases[i].piece_max, p.slot_size, cases[i].want);
+			return;
+		}
+	}
+	pass(name);
+}
+
 /* A queue pair of no device that does at its post what the NIC does
  * later: it reads the WRITE's bytes (from the slot its SGE names, under
  * the ring's lkey) into fake_remote at the WRITE's remote address, and
@@ -4035,6 +4070,7 @@ int main(void)
 	test_pieces_bounded();
 	test_pieces_full_waits();
 	test_ring_pieces();
+	test_ring_sizes();
 	test_ring_cut_short();
 	test_unarmed_at_silence();
 	test_unannounced_not_judged();
