@@ -73,7 +73,7 @@ struct sender {
 	/* The transfer: the WRITEs and DONEs in flight, and what has
 	 * landed (pieces.h). */
 	struct lab3_pieces pieces;
-	uint32_t piece_max;		/* bytes in one WRITE, at most */
+	uint32_t piece_max;		/* bytes in one piece, at most */
 
 	struct sender_times times;	/* for the summary line, --json and
 					 * the progress bar (sender_cli.h) */
@@ -369,9 +369,10 @@ static int recv_region(struct sender *s)
 
 /* write_chunk: step 3, RDMA WRITE: post WRITEs of the chunk into the
  * window, in pieces no larger than the device's largest message nor
- * piece_max, without waiting for them.  Each piece is read into a slot
+ * piece_max, without waiting for them.  Each piece is read into slots
  * of memory registered once (read access only: the NIC reads it, nobody
- * writes it), free again when its WRITE completes (pieces.h). */
+ * writes it), a WRITE a slot, each slot free again when its WRITE
+ * completes (pieces.h). */
 static int write_chunk(struct sender *s)
 {
 	/* SOLUTION step 3, the WRITEs: RDMA-WRITE the chunk s->tx.region names (its

@@ -25,7 +25,7 @@
 #include "sender_cli.h"
 
 #define PROGRESS_AFTER 1.0		/* seconds before a progress bar */
-#define WRITE_PIECE_MAX (8u << 20)	/* bytes in one RDMA WRITE, at most */
+#define WRITE_PIECE_MAX (8u << 20)	/* bytes in one piece, at most */
 #define NOT_MEASURED (-1.0)		/* a phase that never completed */
 
 /* Long options without a short form. */
