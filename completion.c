@@ -235,6 +235,21 @@ static int apply_recv(struct lab3_conn *conn, const struct ibv_wc *wc,
 	return conn->error == 0;
 }
 
+/* sent_as_peer_left: a SEND of ours went out whole as the peer hung up,
+ * though its completion failed (iWARP: see apply_sent()).  It counts as
+ * completed, and the hang-up is the connection's end, not the status; as
+ * after any failed completion, the peer's ERROR may still come to say
+ * why it left (apply_peer_error()). */
+static void sent_as_peer_left(struct lab3_conn *conn)
+{
+	conn->sends_completed++;
+	if (conn->error != 0)
+		return;
+	conn_hung_up(conn);
+	conn->error_from_wc = 1;
+	conn->settle_until = lab3_now_ms() + CONN_SETTLE_MS;
+}
+
 /* apply_sent: a SEND or an RDMA WRITE completed: its credit comes back,
  * and a success is counted (conn->sends_completed: the send queue
  * completes in the order it was posted). */
@@ -246,10 +261,12 @@ static void apply_sent(struct lab3_conn *conn, const struct ibv_wc *wc)
 		return;
 	}
 	conn_return_credit(conn);
-	if (wc->status != IBV_WC_SUCCESS)
-		wc_failed(conn, wc);
-	else
+	if (wc->status == IBV_WC_SUCCESS)
 		conn->sends_completed++;
+	else if (iwarp_send_cut_by_hangup(conn, wc))	/* provider.h */
+		sent_as_peer_left(conn);
+	else
+		wc_failed(conn, wc);
 }
 
 /* send_only_status: whether only a SEND or an RDMA WRITE, never a

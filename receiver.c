@@ -457,10 +457,12 @@ static int send_key(struct session *s)
 		s->key_send = s->conn.sends_posted;
 	}
 	/* "key sent" only once it has gone: its completion says so
-	 * (conn.sends_completed reaches it).  The connection may end right after, which does
-	 * not undo it: over iWARP a SEND completes once it is on the wire,
-	 * and a sender that has its key may hang up before the receiver
-	 * sees that completion.  Then the session is over. */
+	 * (conn.sends_completed reaches it).  The connection may end right
+	 * after, which does not undo it: over iWARP a SEND completes once it
+	 * is on the wire, and a sender that has its key may hang up before
+	 * the receiver sees that completion, or as the KEY goes out (the
+	 * common layer counts it sent then: see "A SEND cut short" in
+	 * provider.c).  Then the session is over. */
 	ret = lab3_sends_completed(&s->conn);
 	if (ret == -EAGAIN)
 		return wait_for_peer(s, 0);

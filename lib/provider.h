@@ -33,6 +33,12 @@ int siw_nudge_in(const struct lab3_conn *conn, long long *left);
 int iwarp_flushed_before_established(const struct lab3_conn *conn,
 				     const struct ibv_wc *wc);
 
+/* siw completes a SEND that went out whole as the peer hung up with
+ * LOC_QP_OP_ERR (see "A SEND cut short" in provider.c): whether WC, a
+ * send's failed completion, is one of the lab's messages so cut. */
+int iwarp_send_cut_by_hangup(const struct lab3_conn *conn,
+			     const struct ibv_wc *wc);
+
 /* siw refuses to resolve a loopback address with EINVAL, at once, where
  * RoCE says ENODEV in an event: whether ERR for DST is that, which means
  * the same as ENODEV (no RDMA device has the address). */

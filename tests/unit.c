@@ -3436,6 +3436,75 @@ static void test_key_then_error(void)
 		     "a flush");
 }
 
+/* send_failed: a send's completion of KIND with STATUS applied to a
+ * connection on a device of TRANSPORT, five sends completed and one
+ * outstanding; C is what it became. */
+static void send_failed(struct lab3_conn *c, enum ibv_transport_type transport,
+			enum wr_kind kind, enum ibv_wc_status status)
+{
+	static struct ibv_device dev;
+	static struct ibv_context ctx;
+	static struct rdma_cm_id id;
+	struct ibv_wc wc = { .wr_id = WR_ID(kind, 0), .status = status };
+
+	dev.transport_type = transport;
+	ctx.device = &dev;
+	id.verbs = &ctx;
+	*c = (struct lab3_conn) {
+		.prog = "unit", .id = &id, .established = 1, .heard = 1,
+		.credits = LAB3_SEND_DEPTH - 1, .sends_completed = 5,
+	};
+	conn_apply_wc(c, &wc);
+}
+
+/* test_send_cut_by_hangup: siw completes a SEND that went out whole with
+ * LOC_QP_OP_ERR when the peer hangs up as it goes (the receiver's KEY,
+ * to a sender that exits at once): over iWARP such a SEND of the lab's
+ * counts as sent and the connection's end is the hang-up.  Not over
+ * RoCE, and not a WRITE (the student posts those: a bad lkey). */
+static void test_send_cut_by_hangup(void)
+{
+	static const struct {
+		const char *name;
+		enum ibv_transport_type transport;
+		enum wr_kind kind;
+		uint64_t completed;
+		int error;
+	} cases[] = {
+		{ "conn: iWARP, a SEND cut as the peer hangs up: it went out, "
+		  "and the hang-up ends the connection",
+		  IBV_TRANSPORT_IWARP, WR_SEND, 6, -ECONNRESET },
+		{ "conn: RoCE, a SEND's LOC_QP_OP_ERR: not sent, the "
+		  "connection's error",
+		  IBV_TRANSPORT_IB, WR_SEND, 5, -EIO },
+		{ "conn: iWARP, a WRITE's LOC_QP_OP_ERR: not sent, the "
+		  "connection's error",
+		  IBV_TRANSPORT_IWARP, WR_WRITE, 5, -EIO },
+	};
+	struct lab3_conn c;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		send_failed(&c, cases[i].transport, cases[i].kind,
+			    IBV_WC_LOC_QP_OP_ERR);
+		if (c.sends_completed != cases[i].completed ||
+		    c.error != cases[i].error)
+			fail(cases[i].name, "%llu sends completed, error %d "
+			     "(%s); expected %llu, error %d",
+			     (unsigned long long)c.sends_completed, c.error,
+			     c.err, (unsigned long long)cases[i].completed,
+			     cases[i].error);
+		else
+			pass(cases[i].name);
+	}
+	send_failed(&c, IBV_TRANSPORT_IWARP, WR_SEND, IBV_WC_WR_FLUSH_ERR);
+	if (c.sends_completed != 5)
+		fail("conn: iWARP, a flushed SEND is not sent",
+		     "%llu sends completed; expected 5",
+		     (unsigned long long)c.sends_completed);
+	else
+		pass("conn: iWARP, a flushed SEND is not sent");
+}
+
 /* received: a receive completion (status success, opcode RECV) of MSG,
  * encoded into receive buffer 0 of C (whose msgs is BUF): what
  * conn_apply_wc() says of it (1: post the buffer again). */
@@ -4065,6 +4134,7 @@ int main(void)
 	test_sources();
 	test_roster();
 	test_key_then_error();
+	test_send_cut_by_hangup();
 	test_no_recv_after_error();
 	test_unsignaled_is_posted();
 	test_pieces_bounded();
