@@ -111,8 +111,9 @@ run_senders_wall() {
 # by one watchdog rather than a poller each: on one host the pollers of
 # 16 senders (wait_within's timeout and tail) took a sixth of the CPUs
 # the receiver under test ran on.  At the limit the watchdog kills those
-# still running.  0; or 1 after showing the log of the first that failed
-# and saying why.
+# still running, and first what each started: a PID may be a shell
+# (timed_sender's) with the sender under it.  0; or 1 after showing the
+# log of the first that failed and saying why.
 wait_senders() {
 	local n=$# i=0 pid status watchdog failed=0 fstatus=0
 
@@ -120,7 +121,11 @@ wait_senders() {
 		trap 'kill "${timer:-}" 2>/dev/null; exit 0' TERM
 		sleep "${TOOL_LIMIT:-300}" &
 		timer=$!
-		wait "$timer" && kill -KILL "$@" 2>/dev/null
+		wait "$timer" || exit 0
+		for pid in "$@"; do
+			pkill -KILL -P "$pid" 2>/dev/null
+		done
+		kill -KILL "$@" 2>/dev/null
 	) &
 	watchdog=$!
 	for pid in "$@"; do
